@@ -1,0 +1,186 @@
+#include "bench/lu_args.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <limits>
+
+namespace tandem_bench {
+namespace {
+
+// Whole-string integer in [low, high]; rejects "12abc", "", and overflow.
+bool parse_int(const std::string& text, long long low, long long high, long long& value) {
+    if (text.empty()) return false;
+    errno = 0;
+    char* end = nullptr;
+    const long long parsed = std::strtoll(text.c_str(), &end, 10);
+    if (errno != 0 || end != text.c_str() + text.size()) return false;
+    if (parsed < low || parsed > high) return false;
+    value = parsed;
+    return true;
+}
+
+bool parse_sizes(const std::string& text, std::vector<int>& sizes, std::string& error) {
+    sizes.clear();
+    std::size_t begin = 0;
+    while (begin <= text.size()) {
+        const std::size_t comma = text.find(',', begin);
+        const std::string item =
+            text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+        long long n = 0;
+        // 65536^2 floats is 16 GiB per copy: beyond that the sweep cannot be meant.
+        if (!parse_int(item, 1, 65536, n)) {
+            error = "--sizes: '" + item + "' is not a size in 1..65536 (expected e.g. 1024,2048)";
+            return false;
+        }
+        sizes.push_back(static_cast<int>(n));
+        if (comma == std::string::npos) break;
+        begin = comma + 1;
+    }
+    return true;
+}
+
+bool parse_backend(const std::string& text, tandem::Backend& backend) {
+    if (text == "auto") backend = tandem::Backend::automatic;
+    else if (text == "cpu") backend = tandem::Backend::cpu;
+    else if (text == "gpu") backend = tandem::Backend::gpu;
+    else if (text == "host") backend = tandem::Backend::host;
+    else return false;
+    return true;
+}
+
+}  // namespace
+
+std::vector<int> default_sizes(bool gpu) {
+    if (gpu) return {2048, 4096, 8192, 12288, 16384};
+    return {256, 512, 1024, 1536, 2048};
+}
+
+// Above these sizes LAPACK on the host would take many seconds per repeat and
+// add nothing the smaller sizes do not already show.
+int default_cpu_max_n(bool gpu) { return gpu ? 8192 : 2048; }
+
+void print_lu_usage(std::ostream& os) {
+    os << "usage: tandem-bench [lu] [options]\n"
+          "\n"
+          "Times tandem::sgetrf (LU with partial pivoting, single precision) over a sweep\n"
+          "of square sizes n, side by side with LAPACK's sgetrf on the CPU and, when a GPU\n"
+          "is present, cuSOLVER's cusolverDnSgetrf. Reports the median of the repeats\n"
+          "after one warm-up, GFLOP/s (2/3 n^3) and an estimate of the scaled residual.\n"
+          "\n"
+          "options:\n"
+          "  --sizes N1,N2,...    sizes to sweep (default: 2048,4096,8192,12288,16384 with a\n"
+          "                       GPU, 256,512,1024,1536,2048 without)\n"
+          "  --backend B          tandem backend: auto|cpu|gpu|host (default auto)\n"
+          "  --nb NB              tandem panel width, 0 = automatic (default 0)\n"
+          "  --lookahead L        tandem look-ahead depth 0|1 (default 1)\n"
+          "  --gpus G             GPUs (backend gpu) or emulated devices (backend host),\n"
+          "                       0 = all GPUs / one host device (default 0)\n"
+          "  --repeats R          timed repeats per size and implementation (default 3)\n"
+          "  --cpu-max-n N        skip LAPACK on the CPU for n > N (default 8192 with a GPU,\n"
+          "                       2048 without)\n"
+          "  --seed S             seed of the random matrices, entries uniform in [-1,1]\n"
+          "  --csv FILE           write the results as CSV\n"
+          "  --plot FILE.png      plot GFLOP/s against n (gnuplot or python3+matplotlib)\n"
+          "  --trace FILE.json    Chrome/Perfetto trace of tandem's last run at the largest n\n"
+          "  -h, --help           this text\n"
+          "\n"
+          "Options take their value as the next argument or after '=' (--sizes=1024,2048).\n"
+          "Exit status: 0 all ran and every residual <= 30, 1 a run failed or a residual\n"
+          "exceeded 30, 2 bad arguments.\n";
+}
+
+bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::string& error) {
+    out = LuArgs{};
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        std::string name = args[i];
+        std::string value;
+        bool has_value = false;
+        const std::size_t equals = name.find('=');
+        if (name.rfind("--", 0) == 0 && equals != std::string::npos) {
+            value = name.substr(equals + 1);
+            name = name.substr(0, equals);
+            has_value = true;
+        }
+        if (name == "-h" || name == "--help") {
+            out.help = true;
+            continue;
+        }
+        // Every other option takes one value.
+        static const char* const valued[] = {"--sizes", "--backend", "--nb",   "--lookahead",
+                                             "--gpus",  "--repeats", "--seed", "--cpu-max-n",
+                                             "--csv",   "--plot",    "--trace"};
+        bool known = false;
+        for (const char* option : valued) known = known || name == option;
+        if (!known) {
+            error = "unknown argument '" + args[i] + "'";
+            return false;
+        }
+        if (!has_value) {
+            if (i + 1 >= args.size()) {
+                error = name + " needs a value";
+                return false;
+            }
+            value = args[++i];
+        }
+
+        long long number = 0;
+        const long long int_max = std::numeric_limits<int>::max();
+        if (name == "--sizes") {
+            if (!parse_sizes(value, out.sizes, error)) return false;
+        } else if (name == "--backend") {
+            if (!parse_backend(value, out.options.backend)) {
+                error = "--backend: '" + value + "' is not one of auto, cpu, gpu, host";
+                return false;
+            }
+            out.backend_text = value;
+        } else if (name == "--nb") {
+            if (!parse_int(value, 0, 65536, number)) {
+                error = "--nb: '" + value + "' is not a block size in 0..65536 (0 = automatic)";
+                return false;
+            }
+            out.options.block_size = static_cast<int>(number);
+        } else if (name == "--lookahead") {
+            if (!parse_int(value, 0, 1, number)) {
+                error = "--lookahead: '" + value + "' is not 0 or 1";
+                return false;
+            }
+            out.options.lookahead = static_cast<int>(number);
+        } else if (name == "--gpus") {
+            if (!parse_int(value, 0, 1024, number)) {
+                error = "--gpus: '" + value + "' is not a device count in 0..1024 (0 = all)";
+                return false;
+            }
+            out.options.num_devices = static_cast<int>(number);
+        } else if (name == "--repeats") {
+            if (!parse_int(value, 1, 1000, number)) {
+                error = "--repeats: '" + value + "' is not a count in 1..1000";
+                return false;
+            }
+            out.repeats = static_cast<int>(number);
+        } else if (name == "--cpu-max-n") {
+            if (!parse_int(value, 0, int_max, number)) {
+                error = "--cpu-max-n: '" + value + "' is not a size >= 0";
+                return false;
+            }
+            out.cpu_max_n = static_cast<int>(number);
+        } else if (name == "--seed") {
+            if (!parse_int(value, 0, std::numeric_limits<long long>::max(), number)) {
+                error = "--seed: '" + value + "' is not a non-negative integer";
+                return false;
+            }
+            out.seed = static_cast<std::uint64_t>(number);
+        } else if (value.empty()) {
+            error = name + " needs a file name";
+            return false;
+        } else if (name == "--csv") {
+            out.csv_path = value;
+        } else if (name == "--plot") {
+            out.plot_path = value;
+        } else if (name == "--trace") {
+            out.trace_path = value;
+        }
+    }
+    return true;
+}
+
+}  // namespace tandem_bench

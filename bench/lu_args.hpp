@@ -1,0 +1,40 @@
+// Command-line options of `tandem-bench lu`, parsed without side effects so that
+// a bad argument is reported before anything is allocated or timed.
+#ifndef TANDEM_BENCH_LU_ARGS_HPP
+#define TANDEM_BENCH_LU_ARGS_HPP
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tandem/tandem.hpp"
+
+namespace tandem_bench {
+
+struct LuArgs {
+    std::vector<int> sizes;       // empty: the machine's default list
+    tandem::Options options;      // backend, block size, look-ahead, devices
+    std::string backend_text = "auto";
+    int repeats = 3;
+    int cpu_max_n = -1;           // -1: the machine's default
+    std::uint64_t seed = 20261121;
+    std::string csv_path;
+    std::string plot_path;
+    std::string trace_path;
+    bool help = false;
+};
+
+// Fills `out` from the arguments after the mode word. On a bad argument returns
+// false and says why in `error`.
+bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::string& error);
+
+void print_lu_usage(std::ostream& os);
+
+// Defaults that depend on whether a GPU can be used.
+std::vector<int> default_sizes(bool gpu);
+int default_cpu_max_n(bool gpu);
+
+}  // namespace tandem_bench
+
+#endif

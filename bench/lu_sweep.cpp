@@ -1,0 +1,253 @@
+#include "bench/lu_sweep.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <exception>
+#include <iostream>
+#include <thread>
+
+#include "bench/baselines.hpp"
+#include "bench/lu_args.hpp"
+#include "bench/matrix_data.hpp"
+#include "bench/plot.hpp"
+#include "bench/report_table.hpp"
+#include "bench/results.hpp"
+#include "bench/timing.hpp"
+#include "bench/trace.hpp"
+#include "tandem/tandem.hpp"
+
+namespace tandem_bench {
+namespace {
+
+// Fills a measurement from per-repeat seconds and the factors the last repeat left.
+void finish_measurement(Measurement& m, int n, const std::vector<double>& seconds,
+                        const LuResidualEstimator& check, const float* factors, const int* ipiv) {
+    m.status = RunStatus::ran;
+    m.seconds = median(seconds);
+    m.gflops = lu_gflops(n, m.seconds);
+    m.residual = check.estimate(factors, ipiv);
+}
+
+void mark_failed(Measurement& m, const std::string& what) {
+    m.status = RunStatus::failed;
+    m.note = "failed: " + what;
+}
+
+// Times tandem::sgetrf with the host wall clock around the call (it synchronizes
+// before returning); the report of the last timed run goes to `last_report`.
+void measure_tandem(int n, const std::vector<float>& original, std::vector<float>& work,
+                    std::vector<int>& ipiv, const LuArgs& args, const LuResidualEstimator& check,
+                    SizeResult& result, tandem::Report& last_report) {
+    std::vector<double> seconds;
+    try {
+        for (int run = 0; run <= args.repeats; ++run) {  // run 0 is the warm-up
+            std::memcpy(work.data(), original.data(), original.size() * sizeof(float));
+            tandem::Report report;
+            const double start = wall_seconds();
+            const int info = tandem::sgetrf(n, n, work.data(), n, ipiv.data(), args.options, &report);
+            const double stop = wall_seconds();
+            if (info != 0) {
+                mark_failed(result.tandem, "tandem::sgetrf returned info = " + std::to_string(info) +
+                                               (report.message.empty() ? "" : " (" + report.message + ")"));
+                return;
+            }
+            if (run > 0) seconds.push_back(stop - start);
+            last_report = std::move(report);
+        }
+    } catch (const std::exception& error) {
+        mark_failed(result.tandem, error.what());
+        return;
+    }
+    finish_measurement(result.tandem, n, seconds, check, work.data(), ipiv.data());
+    TandemDetails& d = result.details;
+    d.backend = tandem::backend_name(last_report.backend);
+    d.device = last_report.device;
+    d.message = last_report.message;
+    d.block_size = last_report.block_size;
+    d.steps = last_report.steps;
+    d.inverse_steps = last_report.inverse_steps;
+    d.trsm_steps = last_report.trsm_steps;
+    d.panel_seconds = last_report.panel_seconds;
+    d.panel_hidden_seconds = last_report.panel_hidden_seconds;
+}
+
+void measure_lapack(int n, const std::vector<float>& original, std::vector<float>& work,
+                    std::vector<int>& ipiv, int repeats, int cpu_max_n,
+                    const LuResidualEstimator& check, Measurement& m) {
+    if (n > cpu_max_n) {
+        m.status = RunStatus::skipped;
+        m.note = "skipped: n > cpu-max-n";
+        return;
+    }
+    try {
+        const std::vector<double> seconds =
+            time_lapack_sgetrf(n, original.data(), work.data(), ipiv.data(), repeats);
+        finish_measurement(m, n, seconds, check, work.data(), ipiv.data());
+    } catch (const std::exception& error) {
+        mark_failed(m, error.what());
+    }
+}
+
+void measure_cusolver(int n, const std::vector<float>& original, std::vector<float>& work,
+                      std::vector<int>& ipiv, int repeats, const std::string& unavailable_note,
+                      const LuResidualEstimator& check, Measurement& m) {
+    if (!unavailable_note.empty()) {
+        m.status = RunStatus::unavailable;
+        m.note = unavailable_note;
+        return;
+    }
+    try {
+        const CusolverTimes times =
+            time_cusolver_sgetrf(n, original.data(), work.data(), ipiv.data(), repeats);
+        finish_measurement(m, n, times.factor_seconds, check, work.data(), ipiv.data());
+        m.seconds_with_transfer = median(times.with_transfer_seconds);
+        m.gflops_with_transfer = lu_gflops(n, m.seconds_with_transfer);
+    } catch (const std::exception& error) {
+        mark_failed(m, error.what());
+    }
+}
+
+std::string format_gflops(const Measurement& m) {
+    if (!ran(m)) return m.status == RunStatus::failed ? "failed" : "-";
+    char text[64];
+    std::snprintf(text, sizeof text, "%.1f GF/s (%.3g s, resid %.2g)", m.gflops, m.seconds, m.residual);
+    return text;
+}
+
+void print_progress(const SizeResult& r, bool show_cusolver) {
+    std::cout << "n=" << r.n << ": tandem " << format_gflops(r.tandem);
+    if (ran(r.tandem)) std::cout << " [" << r.details.backend << "]";
+    std::cout << " | LAPACK " << (r.lapack.status == RunStatus::skipped ? r.lapack.note : format_gflops(r.lapack));
+    if (show_cusolver) std::cout << " | cuSOLVER " << format_gflops(r.cusolver);
+    std::cout << std::endl;  // flushed: the sweep can take minutes
+}
+
+std::string today() {
+    const std::time_t now = std::time(nullptr);
+    char text[64];
+    std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", std::localtime(&now));
+    return text;
+}
+
+}  // namespace
+
+int run_lu_mode(const std::vector<std::string>& raw_args, const std::string& command_line) {
+    LuArgs args;
+    std::string error;
+    if (!parse_lu_args(raw_args, args, error)) {
+        std::cerr << "tandem-bench: " << error << " (see tandem-bench --help)\n";
+        return 2;
+    }
+    if (args.help) {
+        print_lu_usage(std::cout);
+        return 0;
+    }
+
+    const bool gpu = tandem::gpu_available();
+    if (args.sizes.empty()) args.sizes = default_sizes(gpu);
+    if (args.cpu_max_n < 0) args.cpu_max_n = default_cpu_max_n(gpu);
+    const int largest_n = *std::max_element(args.sizes.begin(), args.sizes.end());
+
+    std::string cusolver_note;  // empty: cuSOLVER runs
+    if (!cusolver_compiled()) cusolver_note = "cuSOLVER: no GPU backend";
+    else if (!gpu) cusolver_note = "cuSOLVER: no GPU present";
+    const bool show_cusolver = cusolver_note.empty();
+
+    std::string resolved = "?";
+    try {
+        resolved = tandem::backend_name(tandem::resolve_backend(args.options));
+    } catch (const std::exception& e) {
+        resolved = std::string("? (") + e.what() + ")";
+    }
+    std::cout << "tandem-bench lu   " << today() << "\n"
+              << "command:   " << command_line << "\n"
+              << "tandem:    backend " << args.backend_text << " -> " << resolved
+              << ", nb " << (args.options.block_size ? std::to_string(args.options.block_size) : "auto")
+              << ", lookahead " << args.options.lookahead << ", devices "
+              << (args.options.num_devices ? std::to_string(args.options.num_devices) : "default") << "\n"
+              << "machine:   " << std::thread::hardware_concurrency() << " hardware threads, "
+              << tandem::gpu_count() << " usable GPU(s)\n"
+              << "timing:    median of " << args.repeats << " after 1 warm-up; LAPACK up to n = "
+              << args.cpu_max_n << "; seed " << args.seed << "\n";
+    if (!show_cusolver) std::cout << cusolver_note << "\n";
+    std::cout << std::endl;
+
+    std::vector<SizeResult> results;
+    tandem::Report trace_report;
+    bool have_trace = false;
+    for (const int n : args.sizes) {
+        SizeResult result;
+        result.n = n;
+        try {
+            const std::vector<float> original = random_matrix(n, args.seed);
+            std::vector<float> work(original.size());
+            std::vector<int> ipiv(static_cast<std::size_t>(n));
+            const LuResidualEstimator check(n, original.data());
+
+            tandem::Report last_report;
+            measure_tandem(n, original, work, ipiv, args, check, result, last_report);
+            if (n == largest_n && ran(result.tandem)) {
+                trace_report = std::move(last_report);
+                have_trace = true;
+            }
+            measure_lapack(n, original, work, ipiv, args.repeats, args.cpu_max_n, check, result.lapack);
+            measure_cusolver(n, original, work, ipiv, args.repeats, cusolver_note, check, result.cusolver);
+        } catch (const std::bad_alloc&) {
+            // The host copies themselves did not fit: record it and go on with other sizes.
+            mark_failed(result.tandem, "out of host memory for the n x n copies");
+        }
+        print_progress(result, show_cusolver);
+        results.push_back(std::move(result));
+    }
+
+    std::cout << "\n";
+    print_table(std::cout, results, show_cusolver, cusolver_note);
+
+    int status = 0;
+    if (!args.csv_path.empty()) {
+        if (write_csv(args.csv_path, results, error)) std::cout << "CSV:   " << args.csv_path << "\n";
+        else { std::cerr << "tandem-bench: " << error << "\n"; status = 1; }
+    }
+    if (!args.plot_path.empty()) {
+        const std::string title = "sgetrf, tandem backend " + args.backend_text + " -> " + resolved;
+        std::string message;
+        const PlotOutcome outcome = write_plot(args.plot_path, results, title, message);
+        std::cout << "plot:  " << message << "\n";
+        if (outcome == PlotOutcome::failed) status = 1;
+    }
+    if (!args.trace_path.empty()) {
+        if (!have_trace) {
+            std::cout << "trace: not written: tandem did not run at n = " << largest_n << "\n";
+        } else if (write_chrome_trace(args.trace_path, trace_report, largest_n, error)) {
+            std::cout << "trace: " << args.trace_path << " (" << trace_report.timeline.size()
+                      << " spans" << (trace_report.timeline.empty() ? "; backend " +
+                          std::string(tandem::backend_name(trace_report.backend)) + " records no timeline" : "")
+                      << "; open in https://ui.perfetto.dev or chrome://tracing)\n";
+        } else {
+            std::cerr << "tandem-bench: " << error << "\n";
+            status = 1;
+        }
+    }
+
+    // The verdict: every failure and every residual above LAPACK's threshold, by name.
+    for (const SizeResult& r : results) {
+        const std::pair<const char*, const Measurement*> runs[] = {
+            {"tandem", &r.tandem}, {"LAPACK", &r.lapack}, {"cuSOLVER", &r.cusolver}};
+        for (const auto& [name, m] : runs) {
+            if (m->status == RunStatus::failed) {
+                std::cout << "FAILED: " << name << " at n = " << r.n << ": " << m->note << "\n";
+                status = 1;
+            } else if (residual_too_large(*m)) {
+                std::cout << "FAILED: " << name << " at n = " << r.n << ": residual estimate "
+                          << m->residual << " > " << residual_threshold << "\n";
+                status = 1;
+            }
+        }
+    }
+    if (status == 0) std::cout << "all runs passed (residual estimates <= " << residual_threshold << ")\n";
+    return status;
+}
+
+}  // namespace tandem_bench

@@ -1,0 +1,43 @@
+// Test matrices and the accuracy check of the benchmark.
+#ifndef TANDEM_BENCH_MATRIX_DATA_HPP
+#define TANDEM_BENCH_MATRIX_DATA_HPP
+
+#include <cstdint>
+#include <vector>
+
+namespace tandem_bench {
+
+// The n x n column-major matrix of the sweep at size n: entries uniform in
+// [-1, 1], a pure function of (seed, n, index), so runs are repeatable and the
+// fill can be parallel.
+std::vector<float> random_matrix(int n, std::uint64_t seed);
+
+// Scaled residual of an LU factorization, estimated in O(n^2).
+//
+// LAPACK's test ratio is ||P A - L U||_1 / (n ||A||_1 eps), eps = 2^-24
+// (slamch('E')); forming P A - L U costs O(n^3). Here ||P A - L U||_1 is
+// estimated instead with Hager's method as refined by Higham (LAPACK's slacn2,
+// the estimator behind its condition numbers): a few products of E = P A - L U
+// and of E^T with vectors, each O(n^2), computed in double from the float data.
+// Each product gives ||E x||_1 / ||x||_1 <= ||E||_1, so the estimate never
+// exceeds the true ratio, and it is usually within a factor of 3 of it. (One
+// random x alone would be weaker by about sqrt(n) and hide errors at large n.)
+class LuResidualEstimator {
+public:
+    // `a` is the original column-major matrix (ld n); it must outlive this object.
+    LuResidualEstimator(int n, const float* a);
+
+    // The estimated ratio for the factors of sgetrf (L unit lower and U upper in
+    // `factors`, ld n) and its 1-based pivots. NaN when the factors are not
+    // finite; +infinity when a pivot index is out of range.
+    double estimate(const float* factors, const int* ipiv) const;
+
+private:
+    int n_;
+    const float* a_;
+    double a_norm1_ = 0.0;
+};
+
+}  // namespace tandem_bench
+
+#endif

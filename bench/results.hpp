@@ -1,0 +1,64 @@
+// What one sweep measured, shared by the sweep, the table/CSV writer and the plot.
+#ifndef TANDEM_BENCH_RESULTS_HPP
+#define TANDEM_BENCH_RESULTS_HPP
+
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace tandem_bench {
+
+constexpr double not_measured = std::numeric_limits<double>::quiet_NaN();
+
+// LAPACK's acceptance threshold for the scaled residual.
+constexpr double residual_threshold = 30.0;
+
+enum class RunStatus {
+    ran,          // timed; the numbers below are valid
+    skipped,      // deliberately not run (e.g. n > cpu-max-n); `note` says why
+    unavailable,  // cannot run on this build or machine (e.g. no GPU)
+    failed        // an error or info != 0; `note` has the message
+};
+
+// One implementation at one size.
+struct Measurement {
+    RunStatus status = RunStatus::unavailable;
+    std::string note;                     // empty when status is ran
+    double seconds = not_measured;        // median over the timed repeats
+    double gflops = not_measured;         // 2/3 n^3 / seconds
+    double residual = not_measured;       // estimate, see matrix_data.hpp
+    double seconds_with_transfer = not_measured;  // cuSOLVER only: H2D + getrf + D2H
+    double gflops_with_transfer = not_measured;
+};
+
+// What tandem's Report said about its last timed run at this size.
+struct TandemDetails {
+    std::string backend;  // the backend that ran
+    std::string device;
+    std::string message;  // e.g. why a fallback happened
+    int block_size = 0;
+    int steps = 0;
+    int inverse_steps = 0;
+    int trsm_steps = 0;
+    double panel_seconds = 0.0;
+    double panel_hidden_seconds = 0.0;
+};
+
+struct SizeResult {
+    int n = 0;
+    Measurement tandem;
+    Measurement lapack;
+    Measurement cusolver;
+    TandemDetails details;
+};
+
+inline bool ran(const Measurement& m) { return m.status == RunStatus::ran; }
+
+// A residual that is NaN counts as too large: the factors are not trustworthy.
+inline bool residual_too_large(const Measurement& m) {
+    return ran(m) && !(m.residual <= residual_threshold);
+}
+
+}  // namespace tandem_bench
+
+#endif

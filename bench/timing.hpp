@@ -1,0 +1,35 @@
+// Clock, median and the LU flop count used by every measurement of the benchmark.
+#ifndef TANDEM_BENCH_TIMING_HPP
+#define TANDEM_BENCH_TIMING_HPP
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "bench/results.hpp"
+
+namespace tandem_bench {
+
+inline double wall_seconds() {
+    using clock = std::chrono::steady_clock;
+    return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+// The median is robust to one slow repeat (a page-fault storm, a clock ramp)
+// without hiding a systematically slow implementation.
+inline double median(std::vector<double> values) {
+    if (values.empty()) return not_measured;
+    std::sort(values.begin(), values.end());
+    const std::size_t mid = values.size() / 2;
+    return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+// LAPACK's convention for square LU: 2/3 n^3 flops (the lower-order terms are left out).
+inline double lu_gflops(int n, double seconds) {
+    const double nd = n;
+    return seconds > 0.0 ? (2.0 / 3.0) * nd * nd * nd / seconds * 1e-9 : not_measured;
+}
+
+}  // namespace tandem_bench
+
+#endif

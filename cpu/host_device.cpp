@@ -1,0 +1,181 @@
+#include "cpu/host_device.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "tandem/tandem.hpp"
+
+namespace tandem {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class HostDevice final : public Device {
+public:
+    explicit HostDevice(int index) : index_(index) {}
+
+    std::string name() const override { return "host #" + std::to_string(index_); }
+
+    int64_t free_bytes() const override { return INT64_MAX; }
+
+    void allocate(int64_t rows, int64_t local_cols, int max_panel_width) override {
+        try {
+            rows_ = rows;
+            ld_ = std::max<int64_t>(local_cols, 1);
+            storage_.assign(static_cast<size_t>(rows * ld_), 0.0f);
+            panel_.assign(static_cast<size_t>(rows * max_panel_width), 0.0f);
+            inv_l11_.assign(static_cast<size_t>(max_panel_width) * max_panel_width, 0.0f);
+            scratch_.clear();
+        } catch (const std::bad_alloc&) {
+            throw Error(TANDEM_ERROR_OUT_OF_MEMORY,
+                        name() + ": cannot allocate " + std::to_string(rows) + " x " +
+                            std::to_string(local_cols) + " floats");
+        }
+        panel_width_ = 0;
+        has_inverse_ = false;
+        events_.clear();
+    }
+
+    float* host_alloc(int64_t count) override {
+        float* p = new (std::nothrow) float[static_cast<size_t>(std::max<int64_t>(count, 1))];
+        if (!p)
+            throw Error(TANDEM_ERROR_OUT_OF_MEMORY,
+                        "host_alloc: cannot allocate " + std::to_string(count) + " floats");
+        return p;
+    }
+    void host_free(float* ptr) override { delete[] ptr; }
+
+    void upload(Queue, const float* host, int64_t ldh, int64_t r0, int64_t c0, int64_t rows,
+                int64_t cols) override {
+        for (int64_t j = 0; j < cols; ++j)
+            for (int64_t i = 0; i < rows; ++i) at(r0 + i, c0 + j) = host[j * ldh + i];
+    }
+
+    void download(Queue, float* host, int64_t ldh, int64_t r0, int64_t c0, int64_t rows,
+                  int64_t cols) override {
+        for (int64_t j = 0; j < cols; ++j)
+            for (int64_t i = 0; i < rows; ++i) host[j * ldh + i] = at(r0 + i, c0 + j);
+    }
+
+    void receive_panel(Queue, const float* panel, int64_t ldp, int64_t rows, int width,
+                       const float* inv_l11, int64_t ldi) override {
+        // Workspace row-major, ld = width: the same layout a GPU would keep.
+        panel_rows_ = rows;
+        panel_width_ = width;
+        for (int64_t i = 0; i < rows; ++i)
+            for (int j = 0; j < width; ++j) panel_[i * width + j] = panel[j * ldp + i];
+        has_inverse_ = inv_l11 != nullptr;
+        if (has_inverse_)
+            for (int i = 0; i < width; ++i)
+                for (int j = 0; j < width; ++j) inv_l11_[i * width + j] = inv_l11[j * ldi + i];
+    }
+
+    void store_panel(Queue, int64_t r0, int64_t c0, int64_t rows, int width) override {
+        for (int64_t i = 0; i < rows; ++i)
+            std::memcpy(&at(r0 + i, c0), &panel_[i * width], sizeof(float) * width);
+    }
+
+    void swap_rows(Queue, int64_t c0, int64_t cols, int64_t k1, int64_t k2,
+                   const int* ipiv) override {
+        if (cols <= 0) return;
+        for (int64_t k = k1; k < k2; ++k) {
+            const int64_t p = ipiv[k] - 1;
+            if (p != k) std::swap_ranges(&at(k, c0), &at(k, c0) + cols, &at(p, c0));
+        }
+    }
+
+    void form_u12(Queue, int64_t r0, int width, int64_t c0, int64_t cols,
+                  bool use_inverse) override {
+        if (cols <= 0 || width <= 0) return;
+        float* a12 = &at(r0, c0);
+        if (use_inverse) {
+            if (!has_inverse_)
+                throw Error(TANDEM_ERROR_INTERNAL, name() + ": form_u12 without inv(L11)");
+            scratch_.resize(static_cast<size_t>(width * cols));
+            for (int i = 0; i < width; ++i)
+                std::memcpy(&scratch_[i * cols], a12 + i * ld_, sizeof(float) * cols);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, width, cols, width, 1.0f,
+                        inv_l11_.data(), width, scratch_.data(), cols, 0.0f, a12, ld_);
+        } else {
+            cblas_strsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, width,
+                        cols, 1.0f, panel_.data(), width, a12, ld_);
+        }
+    }
+
+    void update_trailing(Queue, int64_t r0, int width, int64_t rows, int64_t c0,
+                         int64_t cols) override {
+        if (rows <= 0 || cols <= 0 || width <= 0) return;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, cols, width, -1.0f,
+                    &panel_[static_cast<size_t>(width) * width], width, &at(r0, c0), ld_, 1.0f,
+                    &at(r0 + width, c0), ld_);
+    }
+
+    void solve(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
+               int64_t ldb) override {
+        if (n == 0 || nrhs == 0) return;
+        // Row-major storage S holds A; as column-major it is A^T. B is column-major.
+        const bool transposed = trans != 'N' && trans != 'n';
+        auto apply_pivots = [&](bool forward) {
+            for (int64_t r = 0; r < nrhs; ++r) {
+                float* col = b + r * ldb;
+                if (forward)
+                    for (int64_t k = 0; k < n; ++k) std::swap(col[k], col[ipiv[k] - 1]);
+                else
+                    for (int64_t k = n - 1; k >= 0; --k) std::swap(col[k], col[ipiv[k] - 1]);
+            }
+        };
+        const float* s = storage_.data();
+        if (!transposed) {  // A = P^T L U: x = U^-1 L^-1 P b
+            apply_pivots(true);
+            cblas_strsm(CblasColMajor, CblasLeft, CblasUpper, CblasTrans, CblasUnit, n, nrhs,
+                        1.0f, s, ld_, b, ldb);
+            cblas_strsm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit, n,
+                        nrhs, 1.0f, s, ld_, b, ldb);
+        } else {  // A^T = U^T L^T P: x = P^T L^-T U^-T b
+            cblas_strsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, n,
+                        nrhs, 1.0f, s, ld_, b, ldb);
+            cblas_strsm(CblasColMajor, CblasLeft, CblasUpper, CblasNoTrans, CblasUnit, n, nrhs,
+                        1.0f, s, ld_, b, ldb);
+            apply_pivots(false);
+        }
+    }
+
+    Event record(Queue) override {
+        events_.push_back(Clock::now());
+        return static_cast<Event>(events_.size() - 1);
+    }
+    void wait(Queue, Event) override {}
+    void synchronize(Event) override {}
+    void synchronize() override {}
+    double seconds_at(Event e) override {
+        return std::chrono::duration<double>(events_.at(e) - events_.front()).count();
+    }
+
+private:
+    float& at(int64_t i, int64_t j) { return storage_[static_cast<size_t>(i * ld_ + j)]; }
+
+    int index_;
+    int64_t rows_ = 0, ld_ = 1;
+    std::vector<float> storage_;
+    std::vector<float> panel_;    // rows x width, row-major
+    std::vector<float> inv_l11_;  // width x width, row-major
+    std::vector<float> scratch_;  // A12 copy for the out-of-place inverse product
+    int64_t panel_rows_ = 0;
+    int panel_width_ = 0;
+    bool has_inverse_ = false;
+    std::vector<Clock::time_point> events_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_host_device(int index) {
+    return std::make_unique<HostDevice>(index);
+}
+
+}  // namespace tandem

@@ -1,0 +1,22 @@
+// CPU side of the hybrid LU: factoring a panel and inverting its L11.
+#ifndef TANDEM_CPU_PANEL_HPP
+#define TANDEM_CPU_PANEL_HPP
+
+#include <cstdint>
+
+namespace tandem {
+
+// LU with partial pivoting of the rows x width column-major panel (LAPACK
+// sgetrf). ipiv receives min(rows, width) 1-based pivots relative to the
+// panel's first row. Returns LAPACK's info for the panel (0 or the first zero
+// pivot's 1-based column within the panel).
+int factor_panel(int64_t rows, int width, float* panel, int64_t ld, int* ipiv);
+
+// inv = inv(L11), where L11 is the unit lower triangle of the width x width
+// top of `panel` (column-major, ld). inv is width x width column-major (ldi),
+// zero above the diagonal. Returns ||inv(L11)||_1.
+float invert_unit_lower(int width, const float* panel, int64_t ld, float* inv, int64_t ldi);
+
+}  // namespace tandem
+
+#endif

@@ -1,0 +1,237 @@
+// CudaDevice: construction, memory, contract checks and events. The matrix
+// operations are in cuda_device_ops.cpp, the solve in cuda_device_solve.cpp.
+#include "gpu/cuda_device.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "gpu/cuda_check.hpp"
+#include "tandem/tandem.hpp"
+
+namespace tandem::gpu {
+namespace {
+
+constexpr int64_t kAlignFloats = 32;  // 128 bytes: rows start on a full memory transaction
+// Left free for cuBLAS workspaces and the CUDA context's own needs.
+constexpr int64_t kHeadroomBytes = int64_t(256) << 20;
+
+int64_t round_up(int64_t v, int64_t to) { return (std::max<int64_t>(v, 1) + to - 1) / to * to; }
+
+std::string gib(double bytes) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+    return text;
+}
+
+}  // namespace
+
+CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
+    DeviceGuard guard(ordinal_);
+    try {
+        cudaDeviceProp properties;
+        TANDEM_CUDA_CHECK(cudaGetDeviceProperties(&properties, ordinal_));
+        name_ = std::string(properties.name) + " #" + std::to_string(ordinal_);
+        for (int q = 0; q < 2; ++q) {
+            TANDEM_CUDA_CHECK(cudaStreamCreateWithFlags(&streams_[q], cudaStreamNonBlocking));
+            TANDEM_CUBLAS_CHECK(cublasCreate(&handles_[q]));
+            TANDEM_CUBLAS_CHECK(cublasSetStream(handles_[q], streams_[q]));
+            TANDEM_CUBLAS_CHECK(cublasSetPointerMode(handles_[q], CUBLAS_POINTER_MODE_HOST));
+            // Plain FP32 arithmetic: TF32 tensor cores would break LAPACK's accuracy bounds.
+            TANDEM_CUBLAS_CHECK(cublasSetMathMode(handles_[q], CUBLAS_DEFAULT_MATH));
+        }
+    } catch (...) {
+        release();
+        throw;
+    }
+}
+
+CudaDevice::~CudaDevice() {
+    int previous = -1;
+    if (cudaGetDevice(&previous) != cudaSuccess || previous == ordinal_ ||
+        cudaSetDevice(ordinal_) != cudaSuccess)
+        previous = -1;
+    release();
+    if (previous >= 0) (void)cudaSetDevice(previous);
+}
+
+// Frees the buffers once the queues are idle (work in flight may still use them).
+void CudaDevice::release_buffers() noexcept {
+    for (cudaStream_t s : streams_)
+        if (s) (void)cudaStreamSynchronize(s);
+    storage_.reset();
+    panel_.reset();
+    inv_l11_.reset();
+    staging_[0].reset();
+    staging_[1].reset();
+    rows_ = local_cols_ = panel_rows_ = staging_capacity_ = 0;
+    ld_ = panel_ld_ = 1;
+    max_width_ = panel_width_ = 0;
+    has_inverse_ = false;
+}
+
+void CudaDevice::release() noexcept {
+    release_buffers();
+    for (cudaEvent_t e : events_) (void)cudaEventDestroy(e);
+    events_.clear();
+    events_used_ = 0;
+    for (int q = 0; q < 2; ++q) {
+        if (handles_[q]) (void)cublasDestroy(handles_[q]);
+        if (streams_[q]) (void)cudaStreamDestroy(streams_[q]);
+        handles_[q] = nullptr;
+        streams_[q] = nullptr;
+    }
+    (void)cudaGetLastError();
+}
+
+int64_t CudaDevice::free_bytes() const {
+    DeviceGuard guard(ordinal_);
+    size_t free = 0, total = 0;
+    TANDEM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return static_cast<int64_t>(free);
+}
+
+void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width) {
+    DeviceGuard guard(ordinal_);
+    if (rows < 0 || local_cols < 0 || max_panel_width < 0)
+        contract_error("allocate", "negative size " + std::to_string(rows) + " x " +
+                                       std::to_string(local_cols) + ", panel width " +
+                                       std::to_string(max_panel_width));
+    release_buffers();  // "discards earlier contents": also frees room for the new ones
+    events_used_ = 0;
+    origin_ = -1;
+
+    const int64_t ld = round_up(local_cols, kAlignFloats);
+    const int64_t panel_ld = round_up(max_panel_width, kAlignFloats);
+    // A staging buffer holds whole columns of any block (at most `rows` long) and
+    // the width x cols scratch of form_u12; wider blocks go in column chunks.
+    const int64_t staging_capacity = std::max<int64_t>(
+        std::max<int64_t>(rows, 1) * std::max(max_panel_width, 256), int64_t(1) << 20);
+    const int64_t floats = rows * ld + rows * panel_ld + int64_t(max_panel_width) * panel_ld +
+                           2 * staging_capacity;
+    const int64_t needed = floats * int64_t(sizeof(float));
+    const int64_t available = free_bytes();
+    if (needed + kHeadroomBytes > available)
+        throw Error(TANDEM_ERROR_OUT_OF_MEMORY,
+                    name_ + ": a " + std::to_string(rows) + " x " + std::to_string(local_cols) +
+                        " block of the matrix (panels up to " + std::to_string(max_panel_width) +
+                        " wide) needs " + gib(double(needed)) + " of device memory plus " +
+                        gib(double(kHeadroomBytes)) + " headroom; " + gib(double(available)) +
+                        " is free");
+
+    // Members change only once every allocation has succeeded.
+    DeviceBuffer storage(sizeof(float) * rows * ld, "matrix storage");
+    DeviceBuffer panel(sizeof(float) * rows * panel_ld, "panel workspace");
+    DeviceBuffer inv_l11(sizeof(float) * max_panel_width * panel_ld, "inv(L11) workspace");
+    DeviceBuffer staging0(sizeof(float) * staging_capacity, "compute staging buffer");
+    DeviceBuffer staging1(sizeof(float) * staging_capacity, "transfer staging buffer");
+    storage_ = std::move(storage);
+    panel_ = std::move(panel);
+    inv_l11_ = std::move(inv_l11);
+    staging_[0] = std::move(staging0);
+    staging_[1] = std::move(staging1);
+    rows_ = rows;
+    local_cols_ = local_cols;
+    ld_ = ld;
+    max_width_ = max_panel_width;
+    panel_ld_ = panel_ld;
+    staging_capacity_ = staging_capacity;
+}
+
+float* CudaDevice::host_alloc(int64_t count) {
+    DeviceGuard guard(ordinal_);
+    void* ptr = nullptr;
+    const size_t bytes = sizeof(float) * static_cast<size_t>(std::max<int64_t>(count, 1));
+    // Portable: the scheduler may hand one pinned buffer to several devices.
+    TANDEM_CUDA_CHECK(cudaHostAlloc(&ptr, bytes, cudaHostAllocPortable));
+    return static_cast<float*>(ptr);
+}
+
+void CudaDevice::host_free(float* ptr) {
+    if (ptr == nullptr) return;
+    DeviceGuard guard(ordinal_);
+    TANDEM_CUDA_CHECK(cudaFreeHost(ptr));
+}
+
+cudaStream_t CudaDevice::stream(Queue q) const {
+    const int index = static_cast<int>(q);
+    if (index != 0 && index != 1) contract_error("queue", "no queue " + std::to_string(index));
+    return streams_[index];
+}
+
+Staging CudaDevice::staging(Queue q) const {
+    return {staging_[static_cast<int>(q) == 0 ? 0 : 1].floats(), staging_capacity_};
+}
+
+void CudaDevice::contract_error(const char* op, const std::string& what) const {
+    throw Error(TANDEM_ERROR_INTERNAL, name_ + ": " + op + ": " + what);
+}
+
+void CudaDevice::check_block(const char* op, int64_t r0, int64_t c0, int64_t rows,
+                             int64_t cols) const {
+    if (r0 < 0 || c0 < 0 || rows < 0 || cols < 0 || r0 + rows > rows_ ||
+        c0 + cols > local_cols_)
+        contract_error(op, "block at (" + std::to_string(r0) + ", " + std::to_string(c0) +
+                               ") of " + std::to_string(rows) + " x " + std::to_string(cols) +
+                               " is outside the " + std::to_string(rows_) + " x " +
+                               std::to_string(local_cols_) + " storage");
+}
+
+void CudaDevice::check_panel(const char* op, int width, int64_t rows_used) const {
+    if (width < 0 || width > panel_width_ || rows_used > panel_rows_)
+        contract_error(op, "uses " + std::to_string(rows_used) + " x " + std::to_string(width) +
+                               " of a received panel of " + std::to_string(panel_rows_) +
+                               " x " + std::to_string(panel_width_));
+}
+
+// --- events -------------------------------------------------------------------
+
+cudaEvent_t CudaDevice::event(Event e) const {
+    if (e < 0 || e >= events_used_)
+        contract_error("event", "no event " + std::to_string(e) + " since allocate() (" +
+                                    std::to_string(events_used_) + " recorded)");
+    return events_[e];
+}
+
+Event CudaDevice::record(Queue q) {
+    DeviceGuard guard(ordinal_);
+    if (events_used_ == static_cast<int>(events_.size())) {
+        events_.reserve(events_.size() * 2 + 64);  // before creating: push_back cannot throw
+        cudaEvent_t created = nullptr;
+        TANDEM_CUDA_CHECK(cudaEventCreate(&created));  // with timing, for seconds_at
+        events_.push_back(created);
+    }
+    TANDEM_CUDA_CHECK(cudaEventRecord(events_[events_used_], stream(q)));
+    if (origin_ < 0) origin_ = events_used_;
+    return events_used_++;
+}
+
+void CudaDevice::wait(Queue q, Event e) {
+    DeviceGuard guard(ordinal_);
+    TANDEM_CUDA_CHECK(cudaStreamWaitEvent(stream(q), event(e), 0));
+}
+
+void CudaDevice::synchronize(Event e) {
+    DeviceGuard guard(ordinal_);
+    TANDEM_CUDA_CHECK(cudaEventSynchronize(event(e)));
+}
+
+void CudaDevice::synchronize() {
+    DeviceGuard guard(ordinal_);
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(streams_[0]));
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(streams_[1]));
+}
+
+double CudaDevice::seconds_at(Event e) {
+    DeviceGuard guard(ordinal_);
+    const cudaEvent_t end = event(e);
+    const cudaEvent_t origin = event(origin_);
+    // Both must have completed for cudaEventElapsedTime; waiting costs nothing if they have.
+    TANDEM_CUDA_CHECK(cudaEventSynchronize(origin));
+    TANDEM_CUDA_CHECK(cudaEventSynchronize(end));
+    float milliseconds = 0.0f;
+    TANDEM_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, origin, end));
+    return 1e-3 * milliseconds;
+}
+
+}  // namespace tandem::gpu

@@ -1,0 +1,104 @@
+// The device interface (scheduler/device.hpp) implemented on one CUDA device.
+//
+// What lives on the device, per allocate(rows, local_cols, max_panel_width):
+//   storage_    rows x local_cols, ROW-MAJOR, ld_ = local_cols rounded up to 32
+//               floats (every row starts 128-byte aligned).
+//   panel_      the panel workspace: up to rows x max_panel_width, row-major (panel_ld_).
+//   inv_l11_    inv(L11) of the current panel, max_panel_width^2, row-major (panel_ld_).
+//   staging_[q] one transposing-copy buffer per queue (also the scratch of the
+//               out-of-place product U12 = inv(L11) * A12), so that the two queues
+//               never share one.
+// Queues are two non-blocking CUDA streams, each with its own cuBLAS handle
+// (a handle's workspace must not be shared by concurrent streams). Events
+// come from a pool that allocate() recycles. Every public method makes this
+// device current for its duration and restores the caller's device.
+#ifndef TANDEM_GPU_CUDA_DEVICE_HPP
+#define TANDEM_GPU_CUDA_DEVICE_HPP
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "gpu/device_buffer.hpp"
+#include "gpu/gemm.hpp"
+#include "gpu/transfer.hpp"
+#include "scheduler/device.hpp"
+
+namespace tandem::gpu {
+
+class CudaDevice final : public Device {
+public:
+    explicit CudaDevice(int ordinal);
+    ~CudaDevice() override;
+    CudaDevice(const CudaDevice&) = delete;
+    CudaDevice& operator=(const CudaDevice&) = delete;
+
+    std::string name() const override { return name_; }
+    int64_t free_bytes() const override;
+    void allocate(int64_t rows, int64_t local_cols, int max_panel_width) override;
+    float* host_alloc(int64_t count) override;
+    void host_free(float* ptr) override;
+
+    void upload(Queue q, const float* host, int64_t ldh, int64_t r0, int64_t c0, int64_t rows,
+                int64_t cols) override;
+    void download(Queue q, float* host, int64_t ldh, int64_t r0, int64_t c0, int64_t rows,
+                  int64_t cols) override;
+    void receive_panel(Queue q, const float* panel, int64_t ldp, int64_t rows, int width,
+                       const float* inv_l11, int64_t ldi) override;
+    void store_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) override;
+    void swap_rows(Queue q, int64_t c0, int64_t cols, int64_t k1, int64_t k2,
+                   const int* ipiv) override;
+    void form_u12(Queue q, int64_t r0, int width, int64_t c0, int64_t cols,
+                  bool use_inverse) override;
+    void update_trailing(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
+                         int64_t cols) override;
+    void solve(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
+               int64_t ldb) override;
+
+    Event record(Queue q) override;
+    void wait(Queue q, Event e) override;
+    void synchronize(Event e) override;
+    void synchronize() override;
+    double seconds_at(Event e) override;
+
+private:
+    cudaStream_t stream(Queue q) const;
+    BlasQueue blas(Queue q) const { return {stream(q), handles_[static_cast<int>(q)]}; }
+    Staging staging(Queue q) const;
+    float* at(int64_t r, int64_t c) const { return storage_.floats() + r * ld_ + c; }
+    cudaEvent_t event(Event e) const;
+
+    // Contract checks: a violation is a scheduler bug, reported as TANDEM_ERROR_INTERNAL.
+    void check_block(const char* op, int64_t r0, int64_t c0, int64_t rows, int64_t cols) const;
+    void check_panel(const char* op, int width, int64_t rows_used) const;
+    [[noreturn]] void contract_error(const char* op, const std::string& what) const;
+
+    void release_buffers() noexcept;
+    void release() noexcept;
+
+    int ordinal_;
+    std::string name_;
+    cudaStream_t streams_[2] = {};      // indexed by Queue: compute, transfer
+    cublasHandle_t handles_[2] = {};    // handles_[q] is bound to streams_[q]
+
+    DeviceBuffer storage_;
+    int64_t rows_ = 0, local_cols_ = 0, ld_ = 1;
+    DeviceBuffer panel_, inv_l11_;
+    int max_width_ = 0;
+    int64_t panel_ld_ = 1;
+    int64_t panel_rows_ = 0;  // the received panel: rows x width, inverse or not
+    int panel_width_ = 0;
+    bool has_inverse_ = false;
+    DeviceBuffer staging_[2];
+    int64_t staging_capacity_ = 0;  // floats, each
+
+    std::vector<cudaEvent_t> events_;  // Event e is events_[e] while e < events_used_
+    int events_used_ = 0;
+    int origin_ = -1;  // the first event recorded since allocate(): time zero
+};
+
+}  // namespace tandem::gpu
+
+#endif  // TANDEM_GPU_CUDA_DEVICE_HPP

@@ -1,0 +1,126 @@
+// CudaDevice: the matrix operations of one LU step, each issued asynchronously
+// on the queue it is given. Shapes and layouts are those of scheduler/device.hpp;
+// the device keeps everything row-major (see cuda_device.hpp).
+#include <algorithm>
+#include <string>
+
+#include "gpu/cuda_check.hpp"
+#include "gpu/cuda_device.hpp"
+#include "gpu/swap_rows.hpp"
+#include "tandem/tandem.hpp"
+
+namespace tandem::gpu {
+
+void CudaDevice::upload(Queue q, const float* host, int64_t ldh, int64_t r0, int64_t c0,
+                        int64_t rows, int64_t cols) {
+    DeviceGuard guard(ordinal_);
+    check_block("upload", r0, c0, rows, cols);
+    if (rows == 0 || cols == 0) return;
+    if (host == nullptr || ldh < rows)
+        contract_error("upload", "host block null or ldh " + std::to_string(ldh) + " < rows");
+    copy_host_to_row_major(host, ldh, rows, cols, at(r0, c0), ld_, staging(q), stream(q));
+}
+
+void CudaDevice::download(Queue q, float* host, int64_t ldh, int64_t r0, int64_t c0,
+                          int64_t rows, int64_t cols) {
+    DeviceGuard guard(ordinal_);
+    check_block("download", r0, c0, rows, cols);
+    if (rows == 0 || cols == 0) return;
+    if (host == nullptr || ldh < rows)
+        contract_error("download", "host block null or ldh " + std::to_string(ldh) + " < rows");
+    copy_row_major_to_host(at(r0, c0), ld_, rows, cols, host, ldh, staging(q), stream(q));
+}
+
+void CudaDevice::receive_panel(Queue q, const float* panel, int64_t ldp, int64_t rows, int width,
+                               const float* inv_l11, int64_t ldi) {
+    DeviceGuard guard(ordinal_);
+    if (rows < 0 || rows > rows_ || width < 0 || width > max_width_)
+        contract_error("receive_panel", "a " + std::to_string(rows) + " x " +
+                                            std::to_string(width) + " panel does not fit the " +
+                                            std::to_string(rows_) + " x " +
+                                            std::to_string(max_width_) + " workspace");
+    if ((rows > 0 && width > 0 && (panel == nullptr || ldp < rows)) ||
+        (inv_l11 != nullptr && width > 0 && ldi < width))
+        contract_error("receive_panel", "panel null or ldp < rows, or ldi < width");
+    // The bookkeeping is the host's view at issue time: operations issued after
+    // this call use the new panel, whatever the queues are still doing.
+    panel_rows_ = rows;
+    panel_width_ = width;
+    has_inverse_ = inv_l11 != nullptr;
+    copy_host_to_row_major(panel, ldp, rows, width, panel_.floats(), panel_ld_, staging(q),
+                           stream(q));
+    if (has_inverse_)
+        copy_host_to_row_major(inv_l11, ldi, width, width, inv_l11_.floats(), panel_ld_,
+                               staging(q), stream(q));
+}
+
+void CudaDevice::store_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) {
+    DeviceGuard guard(ordinal_);
+    check_block("store_panel", r0, c0, rows, width);
+    check_panel("store_panel", width, rows);
+    if (rows == 0 || width == 0) return;
+    TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(at(r0, c0), sizeof(float) * ld_, panel_.floats(),
+                                        sizeof(float) * panel_ld_, sizeof(float) * width, rows,
+                                        cudaMemcpyDeviceToDevice, stream(q)));
+}
+
+void CudaDevice::swap_rows(Queue q, int64_t c0, int64_t cols, int64_t k1, int64_t k2,
+                           const int* ipiv) {
+    DeviceGuard guard(ordinal_);
+    check_block("swap_rows", 0, c0, 0, cols);
+    if (k1 < 0 || k2 < k1 || k2 > rows_)
+        contract_error("swap_rows", "rows k1 = " + std::to_string(k1) + " .. k2 = " +
+                                        std::to_string(k2) + " outside 0 .. " +
+                                        std::to_string(rows_));
+    if (cols == 0 || k1 == k2) return;
+    if (ipiv == nullptr) contract_error("swap_rows", "ipiv is null");
+    for (int64_t k = k1; k < k2; ++k)  // a bad pivot would swap with memory outside storage
+        if (ipiv[k] < 1 || ipiv[k] > rows_)
+            contract_error("swap_rows", "ipiv[" + std::to_string(k) + "] = " +
+                                            std::to_string(ipiv[k]) + " is outside 1 .. " +
+                                            std::to_string(rows_));
+    gpu::swap_rows(at(0, c0), ld_, cols, k1, k2, ipiv, stream(q));
+}
+
+// U12 = inv(L11) * A12 cannot be formed in place: the product goes to the
+// queue's staging buffer (width x chunk, row-major) and is copied back, in
+// column chunks when A12 is wider than the staging buffer allows.
+void CudaDevice::form_u12(Queue q, int64_t r0, int width, int64_t c0, int64_t cols,
+                          bool use_inverse) {
+    DeviceGuard guard(ordinal_);
+    check_block("form_u12", r0, c0, width, cols);
+    check_panel("form_u12", width, width);
+    if (use_inverse && !has_inverse_)
+        contract_error("form_u12", "the inverse path needs inv(L11), not received with the panel");
+    if (width == 0 || cols == 0) return;
+    float* a12 = at(r0, c0);
+    if (!use_inverse) {
+        trsm_unit_lower_left(blas(q), width, cols, panel_.floats(), panel_ld_, a12, ld_);
+        return;
+    }
+    const Staging scratch = staging(q);
+    const int64_t chunk = std::min<int64_t>(cols, scratch.capacity / width);
+    for (int64_t j = 0; j < cols; j += chunk) {
+        const int64_t n = std::min(chunk, cols - j);
+        gemm(blas(q), width, n, width, 1.0f, inv_l11_.floats(), panel_ld_, a12 + j, ld_, 0.0f,
+             scratch.data, n);
+        TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(a12 + j, sizeof(float) * ld_, scratch.data,
+                                            sizeof(float) * n, sizeof(float) * n, width,
+                                            cudaMemcpyDeviceToDevice, stream(q)));
+    }
+}
+
+// A22 -= L21 * U12, with L21 the workspace rows width .. width+rows.
+void CudaDevice::update_trailing(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
+                                 int64_t cols) {
+    DeviceGuard guard(ordinal_);
+    if (rows < 0) contract_error("update_trailing", "rows = " + std::to_string(rows) + " < 0");
+    check_block("update_trailing", r0, c0, width + rows, cols);
+    check_panel("update_trailing", width, width + rows);
+    if (rows == 0 || cols == 0 || width == 0) return;
+    const float* l21 = panel_.floats() + int64_t(width) * panel_ld_;
+    gemm(blas(q), rows, cols, width, -1.0f, l21, panel_ld_, at(r0, c0), ld_, 1.0f,
+         at(r0 + width, c0), ld_);
+}
+
+}  // namespace tandem::gpu

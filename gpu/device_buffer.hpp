@@ -1,0 +1,45 @@
+// Owning handle of one cudaMalloc allocation. Freed (without throwing) by the
+// destructor or reset(); cudaFree works whichever device is current, so the
+// owner need not set its device first.
+#ifndef TANDEM_GPU_DEVICE_BUFFER_HPP
+#define TANDEM_GPU_DEVICE_BUFFER_HPP
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <utility>
+
+namespace tandem::gpu {
+
+class DeviceBuffer {
+public:
+    DeviceBuffer() = default;
+    // `what` names the buffer in the out-of-memory error, e.g. "matrix storage".
+    DeviceBuffer(size_t bytes, const char* what);
+    ~DeviceBuffer() { reset(); }
+
+    DeviceBuffer(DeviceBuffer&& other) noexcept : ptr_(std::exchange(other.ptr_, nullptr)) {}
+    DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+        if (this != &other) {
+            reset();
+            ptr_ = std::exchange(other.ptr_, nullptr);
+        }
+        return *this;
+    }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+    void reset() noexcept {
+        if (ptr_) (void)cudaFree(ptr_);
+        ptr_ = nullptr;
+    }
+    float* floats() const { return static_cast<float*>(ptr_); }
+    int* ints() const { return static_cast<int*>(ptr_); }
+
+private:
+    void* ptr_ = nullptr;
+};
+
+}  // namespace tandem::gpu
+
+#endif  // TANDEM_GPU_DEVICE_BUFFER_HPP

@@ -1,0 +1,116 @@
+// tandem: dense LU factorization with partial pivoting in single precision,
+// with the CPU and NVIDIA GPUs working together (Volkov & Demmel's hybrid LU).
+//
+// The calls follow LAPACK's SGETRF / SGETRS / SGESV:
+//   * matrices are column-major unless Options::layout says row-major;
+//   * ipiv is 1-based: row i was interchanged with row ipiv[i-1];
+//   * the return value is LAPACK's INFO:
+//       0       success,
+//      -i       argument i (counting from 1 in the C++ signature; the Options
+//               argument counts too) is invalid; the caller's arrays are untouched,
+//       i > 0   U(i,i) is exactly zero; the factorization was completed, as LAPACK
+//               does, and sgesv leaves B untouched.
+// Run-time failures (a GPU asked for but absent, a CUDA or LAPACK call failing,
+// memory exhausted) throw tandem::Error, whose code() is one of the
+// TANDEM_ERROR_* values of tandem.h and whose what() names the failing call.
+// The caller's arrays are then untouched: results are written back only once
+// the whole computation has succeeded.
+#ifndef TANDEM_TANDEM_HPP
+#define TANDEM_TANDEM_HPP
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tandem/tandem.h"
+
+namespace tandem {
+
+enum class Layout : int { row_major = TANDEM_ROW_MAJOR, col_major = TANDEM_COL_MAJOR };
+
+// Where the factorization runs.
+//   automatic: the GPU when one is present and the backend was compiled, else the CPU;
+//              the environment variable TANDEM_BACKEND (cpu, gpu, host, host:N)
+//              overrides it.
+//   cpu:       LAPACK (OpenBLAS) on the host, exactly LAPACK's results.
+//   gpu:       the hybrid CPU + GPU algorithm; an error if no GPU can be used.
+//   host:      the hybrid algorithm with emulated devices in host memory: the
+//              scheduler's own code path without a GPU (for tests and debugging).
+enum class Backend { automatic, cpu, gpu, host };
+
+struct Options {
+    Layout layout = Layout::col_major;
+    Backend backend = Backend::automatic;
+    // GPUs (backend gpu) or emulated devices (backend host); 0 = all visible GPUs, or 1 host device.
+    int num_devices = 0;
+    // Panel width nb of the hybrid algorithm; 0 = chosen automatically.
+    int block_size = 0;
+    // Look-ahead depth: 0 = none, 1 = the next panel's columns are updated and
+    // sent to the CPU before the rest of the trailing update.
+    int lookahead = 1;
+    // U12 = inv(L11) * A12 by GEMM when ||inv(L11)||_1 <= this, else by TRSM.
+    // 0 forces TRSM on every step. Why 1000: see docs/ALGORITHM.md.
+    float inverse_threshold = 1000.0f;
+    // When the matrix does not fit in GPU memory under backend automatic, fall
+    // back to the CPU path (true) or report TANDEM_ERROR_OUT_OF_MEMORY (false).
+    bool allow_cpu_fallback = true;
+};
+
+// One interval of the factorization's timeline, in seconds from the call's start.
+struct TimelineSpan {
+    std::string lane;   // "cpu", "gpu0 compute", "gpu0 transfer", ...
+    std::string phase;  // "panel", "upload", "swap", "u12", "lookahead", "update", "download", ...
+    int step = 0;       // panel index
+    double start = 0.0;
+    double end = 0.0;
+};
+
+// What a call did; every field is filled by every call that gets this far.
+struct Report {
+    int info = 0;
+    Backend backend = Backend::cpu;  // the backend that ran (never automatic)
+    std::string device;              // e.g. "OpenBLAS (LAPACK)", "NVIDIA H200", "host x2"
+    std::string message;             // why a fallback happened, or the error text
+    double seconds = 0.0;            // wall-clock time of the call
+    double gflops = 0.0;             // useful flops / seconds (2/3 n^3 convention for square)
+    int block_size = 0;              // panel width used (hybrid)
+    int steps = 0;                   // panels factored
+    int inverse_steps = 0;           // steps whose U12 used inv(L11) * A12
+    int trsm_steps = 0;              // steps whose U12 used TRSM
+    double panel_seconds = 0.0;      // CPU time spent factoring panels
+    double panel_hidden_seconds = 0.0;  // part of it overlapped by device work
+    std::vector<TimelineSpan> timeline;  // per-step phases (hybrid backends)
+};
+
+class Error : public std::runtime_error {
+public:
+    Error(int code, const std::string& what) : std::runtime_error(what), code_(code) {}
+    int code() const noexcept { return code_; }
+
+private:
+    int code_;
+};
+
+// P * A = L * U of the m x n matrix A (lda >= max(1, rows of the layout's leading dimension)).
+int sgetrf(int m, int n, float* a, int lda, int* ipiv, const Options& options = {},
+           Report* report = nullptr);
+
+// op(A) * X = B with the factors of sgetrf; trans is 'N', 'T' or 'C' (either case).
+int sgetrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv, float* b,
+           int ldb, const Options& options = {}, Report* report = nullptr);
+
+// A * X = B: sgetrf, then (if info == 0) sgetrs. On a GPU, A and B each cross the bus once each way.
+int sgesv(int n, int nrhs, float* a, int lda, int* ipiv, float* b, int ldb,
+          const Options& options = {}, Report* report = nullptr);
+
+// Whether the GPU backend was compiled in and at least one CUDA device is usable.
+bool gpu_available();
+// Number of usable CUDA devices (0 when the GPU backend is not compiled in).
+int gpu_count();
+// The backend `automatic` resolves to right now (honours TANDEM_BACKEND).
+Backend resolve_backend(const Options& options);
+const char* backend_name(Backend backend);
+
+}  // namespace tandem
+
+#endif  // TANDEM_TANDEM_HPP

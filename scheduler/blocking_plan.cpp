@@ -1,0 +1,51 @@
+#include "scheduler/blocking_plan.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+namespace tandem {
+
+BlockingPlan::BlockingPlan(int64_t m, int64_t n, int block_size, int num_devices)
+    : m_(m), n_(n), num_devices_(std::max(num_devices, 1)) {
+    const int64_t nb = std::max(block_size, 1);
+    for (int64_t j = 0; j < n; j += nb) begin_.push_back(j);
+    begin_.push_back(n);
+    const int64_t kmax = std::min(m, n);
+    for (int64_t b = 0; b < blocks() && block_begin(b) < kmax; ++b) ++steps_;
+    for (int64_t b = 0; b < blocks(); ++b)
+        max_width_ = std::max<int>(max_width_, static_cast<int>(block_width(b)));
+}
+
+int BlockingPlan::panel_width(int64_t k) const {
+    const int64_t kmax = std::min(m_, n_);
+    return static_cast<int>(std::min(block_width(k), kmax - block_begin(k)));
+}
+
+int64_t BlockingPlan::local_begin(int d, int64_t j) const {
+    int64_t count = 0;
+    for (int64_t b = d; b < blocks(); b += num_devices_) {
+        if (block_begin(b) >= j) break;
+        count += std::min(block_width(b), j - block_begin(b));
+    }
+    return count;
+}
+
+std::string BlockingPlan::describe() const {
+    std::ostringstream out;
+    out << "plan: " << m_ << " x " << n_ << ", " << steps_ << " steps, " << num_devices_
+        << " device(s)\n";
+    for (int64_t k = 0; k < steps_; ++k)
+        out << "  step " << k << ": cols [" << block_begin(k) << ", "
+            << block_begin(k) + panel_width(k) << ") width " << panel_width(k) << " on device "
+            << owner(k) << "\n";
+    return out.str();
+}
+
+int default_block_size(int64_t m, int64_t n, bool gpu) {
+    const int64_t k = std::min(m, n);
+    if (!gpu) return k <= 512 ? 32 : 64;  // host devices: small panels keep tests quick
+    if (k <= 4096) return 128;
+    return 256;
+}
+
+}  // namespace tandem

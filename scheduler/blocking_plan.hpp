@@ -1,0 +1,59 @@
+// The blocking plan: how the n columns are cut into block columns, which of
+// them are panels, how wide each panel is and which device owns each block.
+// The factorization loop asks the plan; it never computes a width itself, so
+// variable block sizes (seed 000) change the plan, not the loop.
+#ifndef TANDEM_SCHEDULER_BLOCKING_PLAN_HPP
+#define TANDEM_SCHEDULER_BLOCKING_PLAN_HPP
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tandem {
+
+class BlockingPlan {
+public:
+    // Block columns of `block_size` columns (the last one may be narrower),
+    // dealt to `num_devices` devices cyclically: block b lives on device b % num_devices.
+    BlockingPlan(int64_t m, int64_t n, int block_size, int num_devices);
+
+    int64_t rows() const { return m_; }
+    int64_t cols() const { return n_; }
+    int num_devices() const { return num_devices_; }
+    int max_width() const { return max_width_; }
+
+    // Block columns cover [0, n).
+    int64_t blocks() const { return static_cast<int64_t>(begin_.size()) - 1; }
+    int64_t block_begin(int64_t b) const { return begin_[b]; }
+    int64_t block_width(int64_t b) const { return begin_[b + 1] - begin_[b]; }
+    int owner(int64_t b) const { return static_cast<int>(b % num_devices_); }
+
+    // Steps: block k is the panel of step k for k < steps(); the panel covers
+    // the block's columns up to min(m, n) (only the last step can be narrower
+    // than its block, when m < n).
+    int64_t steps() const { return steps_; }
+    int panel_width(int64_t k) const;
+
+    // Columns device d holds, and how many of them lie left of global column j
+    // (so the device's columns >= j start at local index local_begin(d, j)).
+    int64_t local_cols(int d) const { return local_begin(d, n_); }
+    int64_t local_begin(int d, int64_t j) const;
+
+    // One line per step: "step k: cols [a, b) width w on device d".
+    std::string describe() const;
+
+private:
+    int64_t m_, n_;
+    int num_devices_;
+    int max_width_ = 0;
+    int64_t steps_ = 0;
+    std::vector<int64_t> begin_;  // block b covers [begin_[b], begin_[b+1])
+};
+
+// Panel width used when Options::block_size is 0, from the matrix shape and
+// the device kind (a measured model replaces this in the placement issue).
+int default_block_size(int64_t m, int64_t n, bool gpu);
+
+}  // namespace tandem
+
+#endif

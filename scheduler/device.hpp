@@ -1,0 +1,108 @@
+// The device interface: everything the blocked LU asks of a place that holds
+// columns of the matrix. The scheduler is written against this header alone;
+// gpu/ implements it with CUDA, cpu/ with host memory and BLAS.
+//
+// Contract
+// --------
+// * Storage. A device holds `local_cols` columns of the m x n matrix (its own
+//   block columns, in increasing global order) in ROW-MAJOR order: element
+//   (i, jl) of its local columns lives at storage[i * ld + jl], ld >= local_cols.
+//   Row-major makes a row interchange two contiguous runs of memory.
+//   All offsets and sizes are 64-bit; `r0`/`c0` are row / LOCAL column offsets.
+// * Host blocks passed to upload/download/receive_panel are COLUMN-MAJOR with
+//   leading dimension ldh; the device transposes. Host pointers must stay
+//   valid (and unchanged, for uploads) until an event recorded after the call
+//   on the same queue has completed. Use host_alloc() for buffers that must be
+//   copied asynchronously (pinned memory on a GPU).
+// * Panel workspace. receive_panel() stores the factored panel of the current
+//   step (L11 with its unit diagonal implied, L21 below it, and inv(L11) when
+//   the inverse path is used) in a workspace of the device, so that a device
+//   that does not own the panel's columns can still update its own columns.
+// * Queues. Operations are issued to one of two in-order queues: `compute` and
+//   `transfer`. Work on different queues may overlap; record()/wait() order it.
+//   A device without real asynchrony (the host device) may run every call to
+//   completion before returning; the scheduler must be correct either way.
+// * Errors. Every failure throws tandem::Error naming the failing call.
+#ifndef TANDEM_SCHEDULER_DEVICE_HPP
+#define TANDEM_SCHEDULER_DEVICE_HPP
+
+#include <cstdint>
+#include <string>
+
+namespace tandem {
+
+enum class Queue { compute = 0, transfer = 1 };
+
+// Handle of an event recorded on a queue; valid until the device's next allocate().
+using Event = int;
+
+class Device {
+public:
+    virtual ~Device() = default;
+
+    // Human-readable name, e.g. "NVIDIA H200 #0" or "host #1".
+    virtual std::string name() const = 0;
+
+    // Bytes of storage the device can still give (for a clear out-of-memory error).
+    virtual int64_t free_bytes() const = 0;
+
+    // Allocate row-major storage for rows x local_cols and a panel workspace
+    // for panels of up to rows x max_panel_width. Discards earlier contents.
+    virtual void allocate(int64_t rows, int64_t local_cols, int max_panel_width) = 0;
+
+    // Host memory suitable for asynchronous copies (pinned on a GPU); count floats.
+    virtual float* host_alloc(int64_t count) = 0;
+    virtual void host_free(float* ptr) = 0;
+
+    // storage[r0 : r0+rows, c0 : c0+cols] = host block (column-major, ldh).
+    virtual void upload(Queue q, const float* host, int64_t ldh, int64_t r0, int64_t c0,
+                        int64_t rows, int64_t cols) = 0;
+    // host block (column-major, ldh) = storage[r0 : r0+rows, c0 : c0+cols].
+    virtual void download(Queue q, float* host, int64_t ldh, int64_t r0, int64_t c0,
+                          int64_t rows, int64_t cols) = 0;
+
+    // Panel workspace = the factored panel: `rows` x `width` column-major at
+    // `panel` (ldp), its top width x width block holding L11 (unit diagonal
+    // implied) and the rows below L21. When inv_l11 is not null it is
+    // inv(L11), width x width column-major (ldi), used by form_u12(.., true).
+    virtual void receive_panel(Queue q, const float* panel, int64_t ldp, int64_t rows,
+                               int width, const float* inv_l11, int64_t ldi) = 0;
+
+    // storage[r0 : r0+rows, c0 : c0+width] = the panel workspace (the panel owner's copy).
+    virtual void store_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) = 0;
+
+    // LAPACK laswp on local columns [c0, c0+cols): for k = k1 .. k2-1 in order,
+    // swap rows k and ipiv[k]-1 (ipiv is the global, 1-based pivot array; the
+    // device copies what it needs before returning).
+    virtual void swap_rows(Queue q, int64_t c0, int64_t cols, int64_t k1, int64_t k2,
+                           const int* ipiv) = 0;
+
+    // U12 := inv(L11) * A12 (use_inverse, a GEMM) or solve L11 * U12 = A12 (TRSM),
+    // where A12 = storage[r0 : r0+width, c0 : c0+cols] and L11 comes from the workspace.
+    virtual void form_u12(Queue q, int64_t r0, int width, int64_t c0, int64_t cols,
+                          bool use_inverse) = 0;
+
+    // A22 -= L21 * U12: storage[r0+width : r0+width+rows, c0 : c0+cols] -=
+    // L21 (workspace rows width .. width+rows) * storage[r0 : r0+width, c0 : c0+cols].
+    virtual void update_trailing(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
+                                 int64_t cols) = 0;
+
+    // Solve op(A) X = B with the LU factors in storage (requires this device to
+    // hold all n columns, rows 0..n). B is n x nrhs column-major on the host and
+    // is overwritten with X. trans is 'N' or 'T'. Synchronous.
+    virtual void solve(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
+                       int64_t ldb) = 0;
+
+    // Event ordering between queues and with the host.
+    virtual Event record(Queue q) = 0;
+    virtual void wait(Queue q, Event e) = 0;      // later work on q waits for e
+    virtual void synchronize(Event e) = 0;        // the host waits for e
+    virtual void synchronize() = 0;               // the host waits for all queues
+    // Seconds from the origin event (the first record() after allocate()) to e;
+    // e must have completed.
+    virtual double seconds_at(Event e) = 0;
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_SCHEDULER_DEVICE_HPP

@@ -1,0 +1,226 @@
+#include "scheduler/hybrid_lu.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include "cpu/panel.hpp"
+#include "scheduler/blocking_plan.hpp"
+
+namespace tandem {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A device phase bracketed by two events; turned into a TimelineSpan once the
+// devices are idle and the events can be read.
+struct DeviceSpan {
+    int device;
+    Queue queue;
+    const char* phase;
+    int step;
+    Event begin, end;
+};
+
+// Host buffers from the device (pinned on a GPU), freed on every exit path.
+class HostBuffer {
+public:
+    HostBuffer(Device& owner, int64_t count) : owner_(owner), data_(owner.host_alloc(count)) {}
+    ~HostBuffer() { owner_.host_free(data_); }
+    HostBuffer(const HostBuffer&) = delete;
+    HostBuffer& operator=(const HostBuffer&) = delete;
+    float* data() const { return data_; }
+
+private:
+    Device& owner_;
+    float* data_;
+};
+
+// Everything one factorization needs to issue device work and log it.
+struct StepContext {
+    std::vector<Device*>& devices;
+    const BlockingPlan& plan;
+    std::vector<DeviceSpan>& spans;
+
+    // Issue `work` on device d's queue q, bracketed by events for the timeline.
+    template <class Work>
+    void timed(int d, Queue q, const char* phase, int step, Work&& work) {
+        const Event begin = devices[d]->record(q);
+        work(*devices[d]);
+        spans.push_back({d, q, phase, step, begin, devices[d]->record(q)});
+    }
+};
+
+}  // namespace
+
+HybridLU::HybridLU(std::vector<Device*> devices, HybridSettings settings)
+    : devices_(std::move(devices)), settings_(settings) {}
+
+int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Report& report) {
+    const int num_devices = static_cast<int>(devices_.size());
+    const BlockingPlan plan(m, n, settings_.block_size, num_devices);
+    const int64_t kmax = std::min(m, n);
+    const int max_width = plan.max_width();
+    n_factored_ = -1;
+
+    for (int d = 0; d < num_devices; ++d)
+        devices_[d]->allocate(m, plan.local_cols(d), max_width);
+    std::vector<DeviceSpan> spans;
+    StepContext ctx{devices_, plan, spans};
+    for (int d = 0; d < num_devices; ++d) devices_[d]->record(Queue::compute);  // time origin
+    const Clock::time_point t0 = Clock::now();
+    auto host_seconds = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+    std::vector<TimelineSpan> cpu_spans;
+
+    // Distribute the block columns to their owners (transposed to row-major there).
+    for (int64_t b = 0; b < plan.blocks(); ++b) {
+        const int d = plan.owner(b);
+        ctx.timed(d, Queue::transfer, "distribute", -1, [&](Device& dev) {
+            dev.upload(Queue::transfer, a + plan.block_begin(b) * lda, lda, 0,
+                       plan.local_begin(d, plan.block_begin(b)), m, plan.block_width(b));
+        });
+    }
+    for (int d = 0; d < num_devices; ++d)
+        devices_[d]->wait(Queue::compute, devices_[d]->record(Queue::transfer));
+
+    // Two panel buffers: the CPU factors one while the other is still in flight.
+    const int64_t ldp = std::max<int64_t>(m, 1);
+    HostBuffer panel_buffers[2] = {{*devices_[0], ldp * max_width},
+                                   {*devices_[0], ldp * max_width}};
+    HostBuffer inverse_buffer(*devices_[0], int64_t(max_width) * max_width);
+    ipiv_.assign(static_cast<size_t>(kmax), 0);
+    std::vector<Event> update_done(num_devices, -1);
+    Event panel_ready = -1;
+    int info = 0;
+    report.inverse_steps = report.trsm_steps = 0;
+
+    // The first panel is still in the caller's array: no round trip needed.
+    if (plan.steps() > 0)
+        for (int j = 0; j < plan.panel_width(0); ++j)
+            std::memcpy(panel_buffers[0].data() + j * ldp, a + j * lda, sizeof(float) * m);
+
+    for (int64_t k = 0; k < plan.steps(); ++k) {
+        const int64_t j = plan.block_begin(k);
+        const int width = plan.panel_width(k);
+        const int64_t panel_rows = m - j;
+        const int64_t rows_below = panel_rows - width;
+        float* panel = panel_buffers[k % 2].data();
+        const int step = static_cast<int>(k);
+
+        // CPU: factor panel k (rows j..m) and invert its L11, while the devices
+        // finish the trailing update of step k-1.
+        if (panel_ready >= 0) devices_[plan.owner(k)]->synchronize(panel_ready);
+        const double panel_start = host_seconds();
+        const int panel_info = factor_panel(panel_rows, width, panel, ldp, &ipiv_[j]);
+        for (int i = 0; i < width; ++i) ipiv_[j + i] += static_cast<int>(j);
+        if (panel_info > 0 && info == 0) info = static_cast<int>(j) + panel_info;
+        bool use_inverse = false;
+        if (settings_.inverse_threshold > 0.0f && width > 0) {
+            const float norm = invert_unit_lower(width, panel, ldp, inverse_buffer.data(), width);
+            use_inverse = norm <= settings_.inverse_threshold;
+        }
+        (use_inverse ? report.inverse_steps : report.trsm_steps)++;
+        cpu_spans.push_back({"cpu", "panel", step, panel_start, host_seconds()});
+
+        // Devices: receive the factored panel, apply its row interchanges to
+        // their other columns, U12 = inv(L11) A12 (or TRSM).
+        for (int d = 0; d < num_devices; ++d) {
+            Device& dev = *devices_[d];
+            // The workspace is about to be overwritten: step k-1 must be done reading it.
+            if (update_done[d] >= 0) dev.wait(Queue::transfer, update_done[d]);
+            ctx.timed(d, Queue::transfer, "upload", step, [&](Device& x) {
+                x.receive_panel(Queue::transfer, panel, ldp, panel_rows, width,
+                                use_inverse ? inverse_buffer.data() : nullptr, width);
+            });
+            dev.wait(Queue::compute, dev.record(Queue::transfer));
+            const int64_t c_panel = plan.local_begin(d, j);
+            const int64_t c_right = plan.local_begin(d, j + width);
+            const int64_t right_cols = plan.local_cols(d) - c_right;
+            ctx.timed(d, Queue::compute, "swap", step, [&](Device& x) {
+                if (d == plan.owner(k)) x.store_panel(Queue::compute, j, c_panel, panel_rows, width);
+                x.swap_rows(Queue::compute, 0, c_panel, j, j + width, ipiv_.data());
+                x.swap_rows(Queue::compute, c_right, right_cols, j, j + width, ipiv_.data());
+            });
+            ctx.timed(d, Queue::compute, "u12", step, [&](Device& x) {
+                x.form_u12(Queue::compute, j, width, c_right, right_cols, use_inverse);
+            });
+        }
+
+        // A22 -= L21 U12. With look-ahead the next panel's block goes first and
+        // is sent to the CPU while the rest of the update runs.
+        const bool has_next = k + 1 < plan.steps();
+        const int next_owner = has_next ? plan.owner(k + 1) : -1;
+        const int64_t next_begin = has_next ? plan.block_begin(k + 1) : 0;
+        const int64_t next_local = has_next ? plan.local_begin(next_owner, next_begin) : 0;
+        const int64_t next_cols = has_next ? plan.block_width(k + 1) : 0;
+        auto send_next_panel = [&] {
+            Device& owner = *devices_[next_owner];
+            owner.wait(Queue::transfer, owner.record(Queue::compute));
+            ctx.timed(next_owner, Queue::transfer, "download", step + 1, [&](Device& x) {
+                x.download(Queue::transfer, panel_buffers[(k + 1) % 2].data(), ldp, next_begin,
+                           next_local, m - next_begin, plan.panel_width(k + 1));
+            });
+            panel_ready = owner.record(Queue::transfer);
+        };
+        const bool look_ahead = has_next && settings_.lookahead > 0;
+        if (look_ahead) {
+            ctx.timed(next_owner, Queue::compute, "lookahead", step, [&](Device& x) {
+                x.update_trailing(Queue::compute, j, width, rows_below, next_local, next_cols);
+            });
+            send_next_panel();
+        }
+        for (int d = 0; d < num_devices; ++d) {
+            int64_t first = plan.local_begin(d, j + width);
+            if (look_ahead && d == next_owner) first = next_local + next_cols;
+            const int64_t cols = plan.local_cols(d) - first;
+            ctx.timed(d, Queue::compute, "update", step, [&](Device& x) {
+                x.update_trailing(Queue::compute, j, width, rows_below, first, cols);
+            });
+            update_done[d] = devices_[d]->record(Queue::compute);
+        }
+        if (has_next && !look_ahead) send_next_panel();
+    }
+    for (Device* dev : devices_) dev->synchronize();
+
+    // Gather the factors into the caller's array: the only write to it.
+    try {
+        for (int64_t b = 0; b < plan.blocks(); ++b) {
+            const int d = plan.owner(b);
+            devices_[d]->download(Queue::transfer, a + plan.block_begin(b) * lda, lda, 0,
+                                  plan.local_begin(d, plan.block_begin(b)), m,
+                                  plan.block_width(b));
+        }
+        for (Device* dev : devices_) dev->synchronize();
+    } catch (const Error& e) {
+        throw Error(e.code(), std::string(e.what()) +
+                                  " (while copying the factors back: A is partially overwritten)");
+    }
+    std::copy(ipiv_.begin(), ipiv_.end(), ipiv);
+
+    // Timeline: device events on the host clock of t0.
+    report.timeline = std::move(cpu_spans);
+    for (const DeviceSpan& s : spans) {
+        Device& dev = *devices_[s.device];
+        const std::string lane =
+            dev.name() + (s.queue == Queue::compute ? " compute" : " transfer");
+        report.timeline.push_back(
+            {lane, s.phase, s.step, dev.seconds_at(s.begin), dev.seconds_at(s.end)});
+    }
+    const PanelOverlap overlap = panel_overlap(report.timeline);
+    report.panel_seconds = overlap.panel_seconds;
+    report.panel_hidden_seconds = overlap.hidden_seconds;
+    report.block_size = settings_.block_size;
+    report.steps = static_cast<int>(plan.steps());
+    if (m == n && num_devices == 1) n_factored_ = n;
+    return info;
+}
+
+void HybridLU::solve(char trans, int64_t nrhs, float* b, int64_t ldb) {
+    if (n_factored_ < 0)
+        throw Error(TANDEM_ERROR_INTERNAL,
+                    "HybridLU::solve needs a square matrix factored on a single device");
+    devices_[0]->solve(trans, n_factored_, nrhs, ipiv_.data(), b, ldb);
+}
+
+}  // namespace tandem

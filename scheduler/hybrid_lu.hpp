@@ -1,0 +1,54 @@
+// The hybrid right-looking blocked LU, written once against the Device
+// interface: panels on the CPU (LAPACK), everything else on the devices, with
+// look-ahead so the CPU factors panel k+1 while the devices finish step k.
+#ifndef TANDEM_SCHEDULER_HYBRID_LU_HPP
+#define TANDEM_SCHEDULER_HYBRID_LU_HPP
+
+#include <cstdint>
+#include <vector>
+
+#include "scheduler/device.hpp"
+#include "tandem/tandem.hpp"
+
+namespace tandem {
+
+struct HybridSettings {
+    int block_size = 256;            // panel width nb (> 0)
+    int lookahead = 1;               // 0 or 1
+    float inverse_threshold = 1000;  // see Options::inverse_threshold
+};
+
+class HybridLU {
+public:
+    // The devices are borrowed; they must outlive this object.
+    HybridLU(std::vector<Device*> devices, HybridSettings settings);
+
+    // P * A = L * U of the column-major m x n matrix `a` (lda). The factors and
+    // ipiv (1-based, global) are written to the caller's arrays only after every
+    // step has succeeded. Fills the report's step counts, panel times and
+    // timeline. Returns LAPACK's info (>= 0). The factors stay on the devices
+    // for solve().
+    int factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Report& report);
+
+    // op(A) X = B with the factors left by factor() (square A only); B is
+    // column-major n x nrhs and is overwritten with X.
+    void solve(char trans, int64_t nrhs, float* b, int64_t ldb);
+
+private:
+    std::vector<Device*> devices_;
+    HybridSettings settings_;
+    int64_t n_factored_ = -1;  // n of the last factor() of a square matrix, else -1
+    std::vector<int> ipiv_;
+};
+
+// Share of the CPU's panel time that overlapped device compute, from a timeline.
+// Returns {panel_seconds, hidden_seconds}.
+struct PanelOverlap {
+    double panel_seconds = 0.0;
+    double hidden_seconds = 0.0;
+};
+PanelOverlap panel_overlap(const std::vector<TimelineSpan>& timeline);
+
+}  // namespace tandem
+
+#endif

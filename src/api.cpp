@@ -1,0 +1,110 @@
+// The C++ entry points: check arguments (LAPACK info), convert row-major input
+// to the column-major form the solver works on, time the call, fill the Report.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "src/checks.hpp"
+#include "src/last_error.hpp"
+#include "src/layout.hpp"
+#include "src/solver.hpp"
+
+namespace tandem {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Report for the call: the caller's, or a local one when the caller passed none.
+class CallReport {
+public:
+    explicit CallReport(Report* caller) : report_(caller ? *caller : local_) {
+        report_ = Report{};
+    }
+    Report& get() { return report_; }
+
+    int rejected(const detail::CheckResult& check) {
+        report_.info = check.info;
+        report_.message = check.message;
+        detail::set_last_error(check.message);
+        return check.info;
+    }
+    int finished(int info, double flops) {
+        report_.info = info;
+        report_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+        report_.gflops = report_.seconds > 0 ? flops / report_.seconds * 1e-9 : 0.0;
+        detail::set_last_error("");
+        return info;
+    }
+
+private:
+    Report local_;
+    Report& report_;
+    Clock::time_point start_ = Clock::now();
+};
+
+bool row_major(const Options& o) { return o.layout == Layout::row_major; }
+
+}  // namespace
+
+int sgetrf(int m, int n, float* a, int lda, int* ipiv, const Options& options, Report* report) {
+    CallReport call(report);
+    const detail::CheckResult check = detail::check_getrf(m, n, a, lda, ipiv, options);
+    if (check.info != 0) return call.rejected(check);
+
+    detail::Solver solver(options);
+    int info;
+    if (row_major(options)) {
+        std::vector<float> work = detail::col_major_copy(m, n, a, lda);
+        info = solver.factor(m, n, work.data(), std::max(m, 1), ipiv, call.get());
+        detail::store_row_major(m, n, work.data(), a, lda);
+    } else {
+        info = solver.factor(m, n, a, lda, ipiv, call.get());
+    }
+    return call.finished(info, detail::getrf_flops(m, n));
+}
+
+int sgetrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv, float* b,
+           int ldb, const Options& options, Report* report) {
+    CallReport call(report);
+    const detail::CheckResult check =
+        detail::check_getrs(trans, n, nrhs, a, lda, ipiv, b, ldb, options);
+    if (check.info != 0) return call.rejected(check);
+
+    detail::Solver solver(options);
+    if (row_major(options)) {
+        // Row-major factors of A are the column-major factors' transposed storage.
+        std::vector<float> factors = detail::col_major_copy(n, n, a, lda);
+        std::vector<float> rhs = detail::col_major_copy(n, nrhs, b, ldb);
+        solver.solve(trans, n, nrhs, factors.data(), std::max(n, 1), ipiv, rhs.data(),
+                     std::max(n, 1), call.get());
+        detail::store_row_major(n, nrhs, rhs.data(), b, ldb);
+    } else {
+        solver.solve(trans, n, nrhs, a, lda, ipiv, b, ldb, call.get());
+    }
+    return call.finished(0, detail::getrs_flops(n, nrhs));
+}
+
+int sgesv(int n, int nrhs, float* a, int lda, int* ipiv, float* b, int ldb,
+          const Options& options, Report* report) {
+    CallReport call(report);
+    const detail::CheckResult check = detail::check_gesv(n, nrhs, a, lda, ipiv, b, ldb, options);
+    if (check.info != 0) return call.rejected(check);
+
+    detail::Solver solver(options);
+    const double flops = detail::getrf_flops(n, n) + detail::getrs_flops(n, nrhs);
+    if (row_major(options)) {
+        std::vector<float> work = detail::col_major_copy(n, n, a, lda);
+        std::vector<float> rhs = detail::col_major_copy(n, nrhs, b, ldb);
+        const int ld = std::max(n, 1);
+        const int info = solver.factor(n, n, work.data(), ld, ipiv, call.get());
+        if (info == 0) solver.solve('N', n, nrhs, work.data(), ld, ipiv, rhs.data(), ld, call.get());
+        detail::store_row_major(n, n, work.data(), a, lda);
+        if (info == 0) detail::store_row_major(n, nrhs, rhs.data(), b, ldb);
+        return call.finished(info, flops);
+    }
+    const int info = solver.factor(n, n, a, lda, ipiv, call.get());
+    if (info == 0) solver.solve('N', n, nrhs, a, lda, ipiv, b, ldb, call.get());
+    return call.finished(info, flops);
+}
+
+}  // namespace tandem

@@ -1,0 +1,117 @@
+#include "src/backend.hpp"
+
+#include <cstdlib>
+#include <string>
+
+#include "cpu/host_device.hpp"
+#ifdef TANDEM_HAVE_CUDA
+#include "gpu/cuda_backend.hpp"
+#endif
+
+namespace tandem {
+namespace {
+
+[[noreturn]] void unavailable(const std::string& what) {
+    throw Error(TANDEM_ERROR_BACKEND_UNAVAILABLE, "tandem: " + what);
+}
+
+// TANDEM_BACKEND: cpu | gpu | host | host:N. Unset or empty: no override.
+bool parse_environment(Backend* backend, int* devices) {
+    const char* env = std::getenv("TANDEM_BACKEND");
+    if (env == nullptr || *env == '\0') return false;
+    const std::string value(env);
+    if (value == "cpu") *backend = Backend::cpu;
+    else if (value == "gpu") *backend = Backend::gpu;
+    else if (value == "host") *backend = Backend::host;
+    else if (value.rfind("host:", 0) == 0) {
+        char* end = nullptr;
+        const long count = std::strtol(value.c_str() + 5, &end, 10);
+        if (end == value.c_str() + 5 || *end != '\0' || count < 1 || count > 64)
+            unavailable("TANDEM_BACKEND='" + value + "': N in host:N must be 1..64");
+        *backend = Backend::host;
+        *devices = static_cast<int>(count);
+    } else {
+        unavailable("TANDEM_BACKEND='" + value + "' is not one of cpu, gpu, host, host:N");
+    }
+    return true;
+}
+
+std::string gpu_missing_reason() {
+#ifdef TANDEM_HAVE_CUDA
+    return "no usable CUDA device (" + gpu::unavailable_reason() + ")";
+#else
+    return "tandem was built without the CUDA backend (no CUDA compiler at configure time)";
+#endif
+}
+
+}  // namespace
+
+int gpu_count() {
+#ifdef TANDEM_HAVE_CUDA
+    return gpu::device_count();
+#else
+    return 0;
+#endif
+}
+
+bool gpu_available() { return gpu_count() > 0; }
+
+const char* backend_name(Backend backend) {
+    switch (backend) {
+        case Backend::automatic: return "auto";
+        case Backend::cpu: return "cpu";
+        case Backend::gpu: return "gpu";
+        case Backend::host: return "host";
+    }
+    return "unknown";
+}
+
+Backend resolve_backend(const Options& options) { return detail::choose_backend(options).backend; }
+
+namespace detail {
+
+BackendChoice choose_backend(const Options& options) {
+    BackendChoice choice;
+    Backend requested = options.backend;
+    int env_devices = 0;
+    if (requested == Backend::automatic && parse_environment(&requested, &env_devices))
+        choice.note = "TANDEM_BACKEND selected " + std::string(backend_name(requested));
+    if (requested == Backend::automatic) {
+        requested = gpu_available() ? Backend::gpu : Backend::cpu;
+        if (requested == Backend::cpu) choice.note = "CPU path: " + gpu_missing_reason();
+    }
+    choice.backend = requested;
+    switch (requested) {
+        case Backend::cpu: choice.num_devices = 0; break;
+        case Backend::host:
+            choice.num_devices = options.num_devices > 0 ? options.num_devices
+                                 : env_devices > 0       ? env_devices
+                                                         : 1;
+            break;
+        case Backend::gpu: {
+            const int available = gpu_count();
+            if (available == 0) unavailable("backend gpu requested, but " + gpu_missing_reason());
+            choice.num_devices = options.num_devices > 0 ? options.num_devices : available;
+            if (choice.num_devices > available)
+                unavailable(std::to_string(choice.num_devices) + " GPUs requested, " +
+                            std::to_string(available) + " usable");
+            break;
+        }
+        case Backend::automatic: break;
+    }
+    return choice;
+}
+
+std::vector<std::unique_ptr<Device>> make_devices(const BackendChoice& choice) {
+    std::vector<std::unique_ptr<Device>> devices;
+    for (int d = 0; d < choice.num_devices; ++d) {
+        if (choice.backend == Backend::host) devices.push_back(make_host_device(d));
+#ifdef TANDEM_HAVE_CUDA
+        else if (choice.backend == Backend::gpu) devices.push_back(gpu::make_cuda_device(d));
+#endif
+    }
+    return devices;
+}
+
+}  // namespace detail
+}  // namespace tandem

@@ -1,0 +1,76 @@
+// The C ABI: LAPACKE's argument numbering (layout is argument 1) and no
+// exception ever crosses it; run-time failures become TANDEM_ERROR_* codes.
+#include <new>
+#include <string>
+
+#include "src/last_error.hpp"
+#include "tandem/tandem.hpp"
+
+namespace {
+
+// Runs a C++ entry point; maps its info (C++ numbering) and its exceptions.
+template <class Call>
+int c_call(const char* routine, int layout, Call&& call) {
+    if (layout != TANDEM_ROW_MAJOR && layout != TANDEM_COL_MAJOR) {
+        tandem::detail::set_last_error(std::string(routine) +
+                                       ": argument 1 (layout) is neither 101 nor 102");
+        return -1;
+    }
+    tandem::Options options;
+    options.layout = static_cast<tandem::Layout>(layout);
+    try {
+        const int info = call(options);
+        return info < 0 ? info - 1 : info;  // shift past the layout argument
+    } catch (const tandem::Error& e) {
+        tandem::detail::set_last_error(e.what());
+        return e.code();
+    } catch (const std::bad_alloc&) {
+        tandem::detail::set_last_error(std::string(routine) + ": out of host memory");
+        return TANDEM_ERROR_OUT_OF_MEMORY;
+    } catch (const std::exception& e) {
+        tandem::detail::set_last_error(std::string(routine) + ": " + e.what());
+        return TANDEM_ERROR_INTERNAL;
+    } catch (...) {
+        tandem::detail::set_last_error(std::string(routine) + ": unknown failure");
+        return TANDEM_ERROR_INTERNAL;
+    }
+}
+
+}  // namespace
+
+extern "C" {
+
+int tandem_sgetrf(int layout, int m, int n, float* a, int lda, int* ipiv) {
+    return c_call("tandem_sgetrf", layout, [&](const tandem::Options& o) {
+        return tandem::sgetrf(m, n, a, lda, ipiv, o);
+    });
+}
+
+int tandem_sgetrs(int layout, char trans, int n, int nrhs, const float* a, int lda,
+                  const int* ipiv, float* b, int ldb) {
+    return c_call("tandem_sgetrs", layout, [&](const tandem::Options& o) {
+        return tandem::sgetrs(trans, n, nrhs, a, lda, ipiv, b, ldb, o);
+    });
+}
+
+int tandem_sgesv(int layout, int n, int nrhs, float* a, int lda, int* ipiv, float* b,
+                 int ldb) {
+    return c_call("tandem_sgesv", layout, [&](const tandem::Options& o) {
+        return tandem::sgesv(n, nrhs, a, lda, ipiv, b, ldb, o);
+    });
+}
+
+const char* tandem_last_error(void) { return tandem::detail::last_error(); }
+
+}  // extern "C"
+
+namespace tandem::detail {
+
+namespace {
+thread_local std::string last_error_text;
+}
+
+void set_last_error(const std::string& message) { last_error_text = message; }
+const char* last_error() { return last_error_text.c_str(); }
+
+}  // namespace tandem::detail

@@ -1,0 +1,93 @@
+#include "src/checks.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tandem::detail {
+namespace {
+
+CheckResult bad(int position, const char* routine, const std::string& what) {
+    return {-position, std::string(routine) + ": argument " + std::to_string(position) + " (" +
+                           what + ") is invalid"};
+}
+
+bool is_row_major(const Options& o) { return o.layout == Layout::row_major; }
+
+}  // namespace
+
+bool options_valid(const Options& o, std::string* why) {
+    auto fail = [&](const char* w) {
+        if (why) *why = w;
+        return false;
+    };
+    if (o.layout != Layout::row_major && o.layout != Layout::col_major)
+        return fail("options.layout is neither row_major nor col_major");
+    if (o.backend != Backend::automatic && o.backend != Backend::cpu &&
+        o.backend != Backend::gpu && o.backend != Backend::host)
+        return fail("options.backend is not a Backend value");
+    if (o.num_devices < 0) return fail("options.num_devices < 0");
+    if (o.block_size < 0) return fail("options.block_size < 0");
+    if (o.lookahead < 0 || o.lookahead > 1) return fail("options.lookahead is not 0 or 1");
+    if (!(o.inverse_threshold >= 0.0f) || std::isinf(o.inverse_threshold))
+        return fail("options.inverse_threshold is negative, infinite or NaN");
+    return true;
+}
+
+bool trans_valid(char t) {
+    return t == 'N' || t == 'n' || t == 'T' || t == 't' || t == 'C' || t == 'c';
+}
+bool is_transposed(char t) { return t != 'N' && t != 'n'; }
+
+CheckResult check_getrf(int m, int n, const float* a, int lda, const int* ipiv,
+                        const Options& o) {
+    const char* r = "sgetrf";
+    std::string why;
+    if (m < 0) return bad(1, r, "m < 0");
+    if (n < 0) return bad(2, r, "n < 0");
+    if (a == nullptr && m > 0 && n > 0) return bad(3, r, "a is null");
+    const int rows_needed = is_row_major(o) ? n : m;
+    if (lda < std::max(1, rows_needed))
+        return bad(4, r, is_row_major(o) ? "lda < max(1,n) for row-major" : "lda < max(1,m)");
+    if (ipiv == nullptr && std::min(m, n) > 0) return bad(5, r, "ipiv is null");
+    if (!options_valid(o, &why)) return bad(6, r, why);
+    return {};
+}
+
+CheckResult check_getrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv,
+                        const float* b, int ldb, const Options& o) {
+    const char* r = "sgetrs";
+    std::string why;
+    if (!trans_valid(trans)) return bad(1, r, "trans is not 'N', 'T' or 'C'");
+    if (n < 0) return bad(2, r, "n < 0");
+    if (nrhs < 0) return bad(3, r, "nrhs < 0");
+    if (a == nullptr && n > 0) return bad(4, r, "a is null");
+    if (lda < std::max(1, n)) return bad(5, r, "lda < max(1,n)");
+    if (ipiv == nullptr && n > 0) return bad(6, r, "ipiv is null");
+    for (int k = 0; k < n; ++k)  // laswp would read or write outside A with these
+        if (ipiv[k] < 1 || ipiv[k] > n)
+            return bad(6, r, "ipiv[" + std::to_string(k) + "] = " + std::to_string(ipiv[k]) +
+                                 " is outside 1..n");
+    if (b == nullptr && n > 0 && nrhs > 0) return bad(7, r, "b is null");
+    if (ldb < std::max(1, is_row_major(o) ? nrhs : n))
+        return bad(8, r, is_row_major(o) ? "ldb < max(1,nrhs) for row-major" : "ldb < max(1,n)");
+    if (!options_valid(o, &why)) return bad(9, r, why);
+    return {};
+}
+
+CheckResult check_gesv(int n, int nrhs, const float* a, int lda, const int* ipiv,
+                       const float* b, int ldb, const Options& o) {
+    const char* r = "sgesv";
+    std::string why;
+    if (n < 0) return bad(1, r, "n < 0");
+    if (nrhs < 0) return bad(2, r, "nrhs < 0");
+    if (a == nullptr && n > 0) return bad(3, r, "a is null");
+    if (lda < std::max(1, n)) return bad(4, r, "lda < max(1,n)");
+    if (ipiv == nullptr && n > 0) return bad(5, r, "ipiv is null");
+    if (b == nullptr && n > 0 && nrhs > 0) return bad(6, r, "b is null");
+    if (ldb < std::max(1, is_row_major(o) ? nrhs : n))
+        return bad(7, r, is_row_major(o) ? "ldb < max(1,nrhs) for row-major" : "ldb < max(1,n)");
+    if (!options_valid(o, &why)) return bad(8, r, why);
+    return {};
+}
+
+}  // namespace tandem::detail

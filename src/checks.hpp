@@ -1,0 +1,34 @@
+// Argument checks of the public entry points, in LAPACK's style: the first bad
+// argument (in signature order, counting from 1) is reported as -position.
+// Nothing here touches the caller's arrays.
+#ifndef TANDEM_SRC_CHECKS_HPP
+#define TANDEM_SRC_CHECKS_HPP
+
+#include <string>
+
+#include "tandem/tandem.hpp"
+
+namespace tandem::detail {
+
+struct CheckResult {
+    int info = 0;         // 0 or -(position of the first bad argument)
+    std::string message;  // what is wrong, naming the argument
+};
+
+// Options are valid when every field is in range (see Options).
+bool options_valid(const Options& options, std::string* why);
+
+CheckResult check_getrf(int m, int n, const float* a, int lda, const int* ipiv,
+                        const Options& options);
+CheckResult check_getrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv,
+                        const float* b, int ldb, const Options& options);
+CheckResult check_gesv(int n, int nrhs, const float* a, int lda, const int* ipiv,
+                       const float* b, int ldb, const Options& options);
+
+// 'N', 'T' or 'C' in either case; 'C' means 'T' for real matrices.
+bool trans_valid(char trans);
+bool is_transposed(char trans);
+
+}  // namespace tandem::detail
+
+#endif

@@ -1,0 +1,49 @@
+// One call's worth of work on column-major data, on the backend the options
+// choose: LAPACK on the CPU, or the hybrid LU on GPU or host devices. The
+// entry points (api.cpp) check arguments and convert layouts around it.
+#ifndef TANDEM_SRC_SOLVER_HPP
+#define TANDEM_SRC_SOLVER_HPP
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "scheduler/hybrid_lu.hpp"
+#include "src/backend.hpp"
+
+namespace tandem::detail {
+
+class Solver {
+public:
+    explicit Solver(const Options& options);
+    ~Solver();
+
+    // P A = L U in place (column-major, lda >= m). Returns info >= 0.
+    int factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Report& report);
+
+    // op(A) X = B (column-major) with the factors in a/ipiv; after factor() of a
+    // square matrix on one device the factors already there are used instead.
+    // Otherwise it runs on the chosen backend's first device, except that
+    // backend automatic solves fewer than kMinRhsForDeviceSolve columns on the CPU.
+    void solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t lda,
+               const int* ipiv, float* b, int64_t ldb, Report& report);
+
+    static constexpr int64_t kMinRhsForDeviceSolve = 16;
+
+private:
+    int factor_on_cpu(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Report& report);
+
+    Options options_;
+    BackendChoice choice_;
+    std::vector<std::unique_ptr<Device>> devices_;
+    std::unique_ptr<HybridLU> hybrid_;
+    bool factors_on_device_ = false;
+};
+
+// Useful flops of an m x n LU (2/3 n^3 for square) and of a solve with nrhs columns.
+double getrf_flops(int64_t m, int64_t n);
+double getrs_flops(int64_t n, int64_t nrhs);
+
+}  // namespace tandem::detail
+
+#endif

@@ -1,0 +1,62 @@
+// The backend configurations the public-API tests run under: the CPU path
+// (LAPACK, so its results must equal LAPACK's bit for bit) and the hybrid
+// scheduler on emulated host devices with one and two devices and block sizes
+// that do and do not divide the test sizes.
+#ifndef TANDEM_TESTS_API_BACKENDS_HPP
+#define TANDEM_TESTS_API_BACKENDS_HPP
+
+#include <string>
+#include <vector>
+
+#include "tandem/tandem.hpp"
+
+namespace tandem::test {
+
+struct BackendCase {
+    Backend backend = Backend::cpu;
+    int num_devices = 0;
+    int block_size = 0;
+
+    Options options(Layout layout = Layout::col_major) const {
+        Options o;
+        o.layout = layout;
+        o.backend = backend;
+        o.num_devices = num_devices;
+        o.block_size = block_size;
+        return o;
+    }
+    // The CPU path calls LAPACK, so LAPACK is an exact oracle for it.
+    bool equals_lapack() const { return backend == Backend::cpu; }
+    // A GoogleTest-safe name such as "cpu" or "host_d2_nb7".
+    std::string name() const {
+        if (backend == Backend::cpu) return "cpu";
+        return std::string(backend_name(backend)) + "_d" + std::to_string(num_devices) + "_nb" +
+               std::to_string(block_size);
+    }
+};
+
+inline std::vector<BackendCase> api_backend_cases() {
+    return {
+        {Backend::cpu, 0, 0},
+        {Backend::host, 1, 0},   // automatic block size
+        {Backend::host, 1, 1},   // one column per panel
+        {Backend::host, 1, 2},
+        {Backend::host, 1, 7},   // divides none of the test sizes
+        {Backend::host, 2, 7},   // two devices, block columns dealt cyclically
+        {Backend::host, 2, 64},
+    };
+}
+
+// Fewer configurations for the tests that loop over many shapes themselves.
+inline std::vector<BackendCase> api_backend_cases_short() {
+    return {
+        {Backend::cpu, 0, 0},
+        {Backend::host, 1, 0},
+        {Backend::host, 1, 7},
+        {Backend::host, 2, 64},
+    };
+}
+
+}  // namespace tandem::test
+
+#endif  // TANDEM_TESTS_API_BACKENDS_HPP

@@ -1,0 +1,119 @@
+// Where a call runs: Backend::gpu without a GPU is a clear run-time error that
+// leaves the arrays untouched, and TANDEM_BACKEND (cpu, gpu, host, host:N)
+// steers Backend::automatic only, as src/backend.cpp documents.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tandem/tandem.hpp"
+#include "test_support.hpp"
+
+namespace tandem::test {
+namespace {
+
+// Sets TANDEM_BACKEND for one scope and restores what was there.
+class ScopedBackendVariable {
+public:
+    explicit ScopedBackendVariable(const char* value) {
+        if (const char* old = std::getenv("TANDEM_BACKEND")) {
+            saved_ = old;
+            had_ = true;
+        }
+        if (value) setenv("TANDEM_BACKEND", value, 1);
+        else unsetenv("TANDEM_BACKEND");
+    }
+    ~ScopedBackendVariable() {
+        if (had_) setenv("TANDEM_BACKEND", saved_.c_str(), 1);
+        else unsetenv("TANDEM_BACKEND");
+    }
+
+private:
+    std::string saved_;
+    bool had_ = false;
+};
+
+// Runs `call`, expecting tandem::Error(TANDEM_ERROR_BACKEND_UNAVAILABLE) whose
+// message mentions `needle`.
+void expect_unavailable(const std::function<void()>& call, const std::string& needle) {
+    try {
+        call();
+        ADD_FAILURE() << "no tandem::Error thrown";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), TANDEM_ERROR_BACKEND_UNAVAILABLE);
+        EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+}
+
+TEST(ApiBackendChoice, GpuWithoutGpuThrowsAndLeavesArraysUntouched) {
+    if (gpu_available()) GTEST_SKIP() << "a GPU is present";
+    ScopedBackendVariable unset(nullptr);
+    EXPECT_EQ(gpu_count(), 0);
+    Options gpu;
+    gpu.backend = Backend::gpu;
+    const uint64_t seed = test_seed();
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    const int n = 16;
+    std::vector<float> a = make_matrix(n, n, n, MatrixKind::random, seed);
+    std::vector<float> b = make_matrix(n, 2, n, MatrixKind::random, seed + 1);
+    std::vector<int> ipiv(n, 1);
+    const std::vector<float> a0 = a, b0 = b;
+    const std::vector<int> ipiv0 = ipiv;
+    // The message must say what is missing: a CUDA device or the CUDA backend.
+    expect_unavailable([&] { resolve_backend(gpu); }, "CUDA");
+    expect_unavailable([&] { sgetrf(n, n, a.data(), n, ipiv.data(), gpu); }, "CUDA");
+    expect_unavailable([&] { sgetrs('N', n, 2, a.data(), n, ipiv.data(), b.data(), n, gpu); }, "CUDA");
+    expect_unavailable([&] { sgesv(n, 2, a.data(), n, ipiv.data(), b.data(), n, gpu); }, "CUDA");
+    EXPECT_EQ(first_bit_difference(a, a0), -1);
+    EXPECT_EQ(first_bit_difference(b, b0), -1);
+    EXPECT_EQ(ipiv, ipiv0);
+}
+
+TEST(ApiBackendChoice, EnvironmentSteersAutomaticOnly) {
+    const Options automatic;
+    Options cpu;
+    cpu.backend = Backend::cpu;
+    {
+        ScopedBackendVariable unset(nullptr);
+        EXPECT_EQ(resolve_backend(automatic), gpu_available() ? Backend::gpu : Backend::cpu);
+    }
+    {
+        ScopedBackendVariable env("cpu");
+        EXPECT_EQ(resolve_backend(automatic), Backend::cpu);
+    }
+    {
+        ScopedBackendVariable env("host");
+        EXPECT_EQ(resolve_backend(automatic), Backend::host);
+        EXPECT_EQ(resolve_backend(cpu), Backend::cpu);  // an explicit choice wins
+    }
+    {
+        ScopedBackendVariable env("host:2");
+        EXPECT_EQ(resolve_backend(automatic), Backend::host);
+        // And a call made under it runs there and factors correctly.
+        const uint64_t seed = test_seed();
+        SCOPED_TRACE("seed=" + std::to_string(seed));
+        const int n = 40;
+        const std::vector<float> a = make_matrix(n, n, n, MatrixKind::random, seed);
+        std::vector<float> lu = a;
+        std::vector<int> ipiv(n, -7);
+        Report report;
+        EXPECT_EQ(sgetrf(n, n, lu.data(), n, ipiv.data(), automatic, &report), 0);
+        EXPECT_EQ(report.backend, Backend::host);
+        EXPECT_LT(factorization_residual(n, n, a.data(), n, lu.data(), n, ipiv.data()), kResidualBound);
+    }
+    for (const char* junk : {"junk", "host:0", "host:x", "CPU"}) {
+        SCOPED_TRACE(junk);
+        ScopedBackendVariable env(junk);
+        expect_unavailable([&] { resolve_backend(automatic); }, "TANDEM_BACKEND");
+        EXPECT_EQ(resolve_backend(cpu), Backend::cpu);
+    }
+    if (!gpu_available()) {
+        ScopedBackendVariable env("gpu");
+        expect_unavailable([&] { resolve_backend(automatic); }, "CUDA");
+    }
+}
+
+}  // namespace
+}  // namespace tandem::test

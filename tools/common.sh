@@ -1,0 +1,16 @@
+# Shared by the build scripts: where the build goes and how it is configured.
+# Sourced, not run.
+TANDEM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TANDEM_BUILD_DIR="${TANDEM_BUILD_DIR:-$TANDEM_ROOT/build}"
+if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+
+# configure_and_build [extra cmake args...]
+configure_and_build() {
+  local generator=()
+  command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+  if [ -f "$TANDEM_BUILD_DIR/CMakeCache.txt" ]; then generator=(); fi
+  cmake -S "$TANDEM_ROOT" -B "$TANDEM_BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@"
+  cmake --build "$TANDEM_BUILD_DIR" -j "$(nproc)"
+}

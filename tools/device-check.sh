@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# One call on the lent GPU machine (device tool): build for sm_90, run the whole
+# test suite with the GPU tests, compute-sanitizer on a small factorization, and a
+# benchmark beside cuSOLVER and LAPACK. Logs, CSV, plot and trace go to $OUT.
+#
+#   tools/device-check.sh                      # everything, default sizes
+#   BENCH_SIZES=2048,4096 tools/device-check.sh
+#   DEVICE_CHECK_STEPS="build bench" tools/device-check.sh   # a subset
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+OUT="${OUT:-$TANDEM_ROOT/device-out}"
+mkdir -p "$OUT"
+STEPS="${DEVICE_CHECK_STEPS:-build tests sanitizer bench}"
+BENCH_SIZES="${BENCH_SIZES:-2048,4096,8192,16384,32768}"
+BENCH_ARGS="${BENCH_ARGS:-}"
+status=0
+run_step() { echo "=== $1 ($(date +%T))"; }
+
+run_step info
+{
+  nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,power.limit,driver_version --format=csv
+  nproc; nvcc --version | tail -1; cmake --version | head -1
+  ls /usr/lib/x86_64-linux-gnu/ | grep -E 'openblas|lapacke' | head
+} 2>&1 | tee "$OUT/info.log"
+
+if [[ " $STEPS " == *" build "* ]]; then
+  run_step build
+  configure_and_build -DCMAKE_CUDA_ARCHITECTURES=90 -DTANDEM_BUILD_TESTS=ON >"$OUT/build.log" 2>&1 ||
+    { tail -50 "$OUT/build.log"; echo "BUILD FAILED"; exit 1; }
+  grep -E "tandem: CUDA" "$OUT/build.log"
+fi
+
+if [[ " $STEPS " == *" tests "* ]]; then
+  run_step tests
+  (cd "$TANDEM_BUILD_DIR" && ctest --output-on-failure -j 8 --timeout 600) >"$OUT/tests.log" 2>&1 || status=1
+  grep -E "tests passed|tests failed|Failed|Skipped|\*\*\*" "$OUT/tests.log" | tail -30
+fi
+
+if [[ " $STEPS " == *" sanitizer "* ]]; then
+  run_step sanitizer
+  compute-sanitizer --tool memcheck --error-exitcode 3 \
+    "$TANDEM_BUILD_DIR/tests/tandem_gpu_tests" --gtest_filter="${SANITIZER_FILTER:-*Small*:*small*}" \
+    >"$OUT/sanitizer.log" 2>&1 || status=1
+  tail -5 "$OUT/sanitizer.log"
+fi
+
+if [[ " $STEPS " == *" bench "* ]]; then
+  run_step bench
+  # shellcheck disable=SC2086
+  "$TANDEM_BUILD_DIR/bench/tandem-bench" lu --sizes "$BENCH_SIZES" --csv "$OUT/bench.csv" \
+    --plot "$OUT/bench.png" --trace "$OUT/trace.json" $BENCH_ARGS 2>&1 | tee "$OUT/bench.log" || status=1
+fi
+echo "=== done, status $status"
+exit $status
