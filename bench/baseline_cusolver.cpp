@@ -111,7 +111,7 @@ CusolverTimes time_cusolver_sgetrf(int n, const float* original, float* factors,
     Event factor_start, factor_stop;
 
     CusolverTimes times;
-    for (int run = 0; run <= repeats; ++run) {  // run 0 is the warm-up
+    warm_up_then_time(repeats, [&](bool timed) {
         int info = -1;
         const double start = wall_seconds();
         // Uploading the original is also the restore between repeats; the
@@ -135,11 +135,11 @@ CusolverTimes time_cusolver_sgetrf(int n, const float* original, float* factors,
         if (info != 0) {
             throw std::runtime_error("cusolverDnSgetrf returned info = " + std::to_string(info));
         }
-        if (run > 0) {
+        if (timed) {
             times.factor_seconds.push_back(1e-3 * factor_ms);
             times.with_transfer_seconds.push_back(stop - start);
         }
-    }
+    });
     return times;
 }
 

@@ -13,19 +13,18 @@ std::vector<double> time_lapack_sgetrf(int n, const float* original, float* fact
                                        int repeats) {
     const std::size_t bytes = static_cast<std::size_t>(n) * n * sizeof(float);
     std::vector<double> seconds;
-    for (int run = 0; run <= repeats; ++run) {  // run 0 is the warm-up
+    warm_up_then_time(repeats, [&](bool timed) {
         std::memcpy(factors, original, bytes);
         const double start = wall_seconds();
         // The _work variant: LAPACKE_sgetrf would first scan A for NaNs, an
         // O(n^2) pass that is not part of the factorization.
-        const lapack_int info =
-            LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, n, n, factors, n, ipiv);
+        const lapack_int info = LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, n, n, factors, n, ipiv);
         const double stop = wall_seconds();
         if (info != 0) {
             throw std::runtime_error("LAPACKE_sgetrf_work returned info = " + std::to_string(info));
         }
-        if (run > 0) seconds.push_back(stop - start);
-    }
+        if (timed) seconds.push_back(stop - start);
+    });
     return seconds;
 }
 

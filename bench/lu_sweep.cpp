@@ -6,6 +6,7 @@
 #include <ctime>
 #include <exception>
 #include <iostream>
+#include <stdexcept>
 #include <thread>
 
 #include "bench/baselines.hpp"
@@ -42,20 +43,19 @@ void measure_tandem(int n, const std::vector<float>& original, std::vector<float
                     SizeResult& result, tandem::Report& last_report) {
     std::vector<double> seconds;
     try {
-        for (int run = 0; run <= args.repeats; ++run) {  // run 0 is the warm-up
+        warm_up_then_time(args.repeats, [&](bool timed) {
             std::memcpy(work.data(), original.data(), original.size() * sizeof(float));
             tandem::Report report;
             const double start = wall_seconds();
             const int info = tandem::sgetrf(n, n, work.data(), n, ipiv.data(), args.options, &report);
             const double stop = wall_seconds();
             if (info != 0) {
-                mark_failed(result.tandem, "tandem::sgetrf returned info = " + std::to_string(info) +
-                                               (report.message.empty() ? "" : " (" + report.message + ")"));
-                return;
+                throw std::runtime_error("tandem::sgetrf returned info = " + std::to_string(info) +
+                                         (report.message.empty() ? "" : " (" + report.message + ")"));
             }
-            if (run > 0) seconds.push_back(stop - start);
+            if (timed) seconds.push_back(stop - start);
             last_report = std::move(report);
-        }
+        });
     } catch (const std::exception& error) {
         mark_failed(result.tandem, error.what());
         return;
@@ -116,9 +116,14 @@ std::string format_gflops(const Measurement& m) {
     return text;
 }
 
-void print_progress(const SizeResult& r, bool show_cusolver) {
+// The device is named only when it changes (it is long, and the same on most lines).
+void print_progress(const SizeResult& r, bool show_cusolver, std::string& last_device) {
     std::cout << "n=" << r.n << ": tandem " << format_gflops(r.tandem);
-    if (ran(r.tandem)) std::cout << " [" << r.details.backend << "]";
+    if (ran(r.tandem)) {
+        const bool new_device = r.details.device != last_device && !r.details.device.empty();
+        std::cout << " [" << r.details.backend << (new_device ? ", " + r.details.device : "") << "]";
+        last_device = r.details.device;
+    }
     std::cout << " | LAPACK " << (r.lapack.status == RunStatus::skipped ? r.lapack.note : format_gflops(r.lapack));
     if (show_cusolver) std::cout << " | cuSOLVER " << format_gflops(r.cusolver);
     std::cout << std::endl;  // flushed: the sweep can take minutes
@@ -169,7 +174,8 @@ int run_lu_mode(const std::vector<std::string>& raw_args, const std::string& com
               << (args.options.num_devices ? std::to_string(args.options.num_devices) : "default") << "\n"
               << "machine:   " << std::thread::hardware_concurrency() << " hardware threads, "
               << tandem::gpu_count() << " usable GPU(s)\n"
-              << "timing:    median of " << args.repeats << " after 1 warm-up; LAPACK up to n = "
+              << "timing:    median of " << args.repeats << " after a warm-up (>= 1 run, >= "
+              << min_warmup_seconds << " s); LAPACK up to n = "
               << args.cpu_max_n << "; seed " << args.seed << "\n";
     if (!show_cusolver) std::cout << cusolver_note << "\n";
     std::cout << std::endl;
@@ -177,6 +183,7 @@ int run_lu_mode(const std::vector<std::string>& raw_args, const std::string& com
     std::vector<SizeResult> results;
     tandem::Report trace_report;
     bool have_trace = false;
+    std::string last_device;
     for (const int n : args.sizes) {
         SizeResult result;
         result.n = n;
@@ -198,7 +205,7 @@ int run_lu_mode(const std::vector<std::string>& raw_args, const std::string& com
             // The host copies themselves did not fit: record it and go on with other sizes.
             mark_failed(result.tandem, "out of host memory for the n x n copies");
         }
-        print_progress(result, show_cusolver);
+        print_progress(result, show_cusolver, last_device);
         results.push_back(std::move(result));
     }
 
@@ -237,7 +244,9 @@ int run_lu_mode(const std::vector<std::string>& raw_args, const std::string& com
             {"tandem", &r.tandem}, {"LAPACK", &r.lapack}, {"cuSOLVER", &r.cusolver}};
         for (const auto& [name, m] : runs) {
             if (m->status == RunStatus::failed) {
-                std::cout << "FAILED: " << name << " at n = " << r.n << ": " << m->note << "\n";
+                const std::string prefix = "failed: ";
+                const std::string why = m->note.rfind(prefix, 0) == 0 ? m->note.substr(prefix.size()) : m->note;
+                std::cout << "FAILED: " << name << " at n = " << r.n << ": " << why << "\n";
                 status = 1;
             } else if (residual_too_large(*m)) {
                 std::cout << "FAILED: " << name << " at n = " << r.n << ": residual estimate "

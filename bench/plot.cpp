@@ -1,5 +1,6 @@
 #include "bench/plot.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -65,8 +66,24 @@ std::vector<std::size_t> drawable_series(const std::vector<SizeResult>& results)
     return drawable;
 }
 
+// A log y axis when the rates span more than a factor of 20 (LAPACK at small n
+// beside cuSOLVER at large n), so the small ones are not flattened to the axis.
+bool wants_log_y(const std::vector<SizeResult>& results, const std::vector<std::size_t>& drawable) {
+    double low = 0.0, high = 0.0;
+    for (const std::size_t s : drawable) {
+        for (const SizeResult& r : results) {
+            const double v = all_series[s].value(r);
+            if (!(v > 0.0)) continue;
+            low = low > 0.0 ? std::min(low, v) : v;
+            high = std::max(high, v);
+        }
+    }
+    return low > 0.0 && high / low > 20.0;
+}
+
 std::string gnuplot_script(const std::string& png, const std::string& data, const std::string& title,
-                           const std::vector<std::size_t>& drawable) {
+                           const std::vector<std::size_t>& drawable, int min_n, int max_n,
+                           bool log_y) {
     std::ostringstream gp;
     gp << "# Draws " << png << " from " << data << "; run: gnuplot <this file>\n"
        << "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
@@ -76,7 +93,10 @@ std::string gnuplot_script(const std::string& png, const std::string& data, cons
        << "set title " << string_literal(title) << "\n"
        << "set xlabel \"n\"\nset ylabel \"GFLOP/s (2/3 n^3 / time)\"\n"
        << "set logscale x 2\nset grid\nset key top left\nset datafile missing \"-\"\n"
-       << "set yrange [0:*]\n"
+       << (log_y ? "set logscale y 10\n" : "set yrange [0:*]\n")
+       // A margin of a quarter octave each side, so the end points are not on
+       // the frame (and a single size still has an x range).
+       << "set xrange [" << min_n / 1.2 << ":" << max_n * 1.2 << "]\n"
        << "plot ";
     for (std::size_t k = 0; k < drawable.size(); ++k) {
         const std::size_t s = drawable[k];
@@ -89,7 +109,8 @@ std::string gnuplot_script(const std::string& png, const std::string& data, cons
 }
 
 std::string python_script(const std::string& png, const std::vector<SizeResult>& results,
-                          const std::string& title, const std::vector<std::size_t>& drawable) {
+                          const std::string& title, const std::vector<std::size_t>& drawable,
+                          bool log_y) {
     std::ostringstream py;
     py << "# Draws " << png << "; run: python3 <this file>\n"
        << "import matplotlib\nmatplotlib.use(\"Agg\")\nimport matplotlib.pyplot as plt\n"
@@ -111,7 +132,7 @@ std::string python_script(const std::string& png, const std::vector<SizeResult>&
        << "    ax.plot(n, values, marker=\"o\", linewidth=2, label=title)\n"
        << "ax.set_xscale(\"log\", base=2)\nax.set_xticks(n)\nax.set_xticklabels([str(v) for v in n])\n"
        << "ax.set_xlabel(\"n\")\nax.set_ylabel(\"GFLOP/s (2/3 n^3 / time)\")\n"
-       << "ax.set_ylim(bottom=0)\nax.set_title(" << string_literal(title) << ")\n"
+       << (log_y ? "ax.set_yscale(\"log\")\n" : "ax.set_ylim(bottom=0)\n") << "ax.set_title(" << string_literal(title) << ")\n"
        << "ax.grid(True, alpha=0.4)\nax.legend(loc=\"upper left\")\n"
        << "fig.tight_layout()\nfig.savefig(" << string_literal(png) << ")\n";
     return py.str();
@@ -135,6 +156,12 @@ PlotOutcome write_plot(const std::string& png_path, const std::vector<SizeResult
         return PlotOutcome::skipped;
     }
     const std::string base = without_png_extension(png_path);
+    const bool log_y = wants_log_y(results, drawable);
+    int min_n = results.front().n, max_n = results.front().n;
+    for (const SizeResult& r : results) {
+        min_n = std::min(min_n, r.n);
+        max_n = std::max(max_n, r.n);
+    }
 
     // The data file serves anyone re-plotting; gnuplot reads it directly.
     std::ostringstream data;
@@ -157,12 +184,12 @@ PlotOutcome write_plot(const std::string& png_path, const std::vector<SizeResult
     std::string script_path, command;
     if (command_succeeds("command -v gnuplot")) {
         script_path = base + ".gp";
-        if (!write_text(script_path, gnuplot_script(png_path, data_path, title, drawable), message))
+        if (!write_text(script_path, gnuplot_script(png_path, data_path, title, drawable, min_n, max_n, log_y), message))
             return PlotOutcome::failed;
         command = "gnuplot " + shell_quote(script_path);
     } else if (command_succeeds("python3 -c 'import matplotlib'")) {
         script_path = base + ".py";
-        if (!write_text(script_path, python_script(png_path, results, title, drawable), message))
+        if (!write_text(script_path, python_script(png_path, results, title, drawable, log_y), message))
             return PlotOutcome::failed;
         command = "python3 " + shell_quote(script_path);
     } else {

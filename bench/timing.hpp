@@ -24,6 +24,25 @@ inline double median(std::vector<double> values) {
     return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
 }
 
+// Runs run(false) as warm-up, then run(true) `repeats` times; `run` times its own
+// region and records it when told it is timed. The warm-up lasts at least one run
+// and at least min_warmup_seconds: for small n one run is too short to lift the
+// clocks or to outlast OpenMP threads still spinning after the previous
+// parallel region (which on few cores steal the core BLAS wants).
+constexpr double min_warmup_seconds = 0.2;
+constexpr int max_warmup_runs = 100;
+
+template <class Run>
+void warm_up_then_time(int repeats, Run&& run) {
+    const double warmup_start = wall_seconds();
+    int warmup_runs = 0;
+    do {
+        run(false);
+        ++warmup_runs;
+    } while (warmup_runs < max_warmup_runs && wall_seconds() - warmup_start < min_warmup_seconds);
+    for (int repeat = 0; repeat < repeats; ++repeat) run(true);
+}
+
 // LAPACK's convention for square LU: 2/3 n^3 flops (the lower-order terms are left out).
 inline double lu_gflops(int n, double seconds) {
     const double nd = n;

@@ -72,6 +72,8 @@ void CudaDevice::release_buffers() noexcept {
 
 void CudaDevice::release() noexcept {
     release_buffers();
+    bounce_[0].release();
+    bounce_[1].release();
     for (cudaEvent_t e : events_) (void)cudaEventDestroy(e);
     events_.clear();
     events_used_ = 0;

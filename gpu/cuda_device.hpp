@@ -8,6 +8,8 @@
 //   staging_[q] one transposing-copy buffer per queue (also the scratch of the
 //               out-of-place product U12 = inv(L11) * A12), so that the two queues
 //               never share one.
+// And on the host, per queue, pinned bounce buffers for large copies from and to
+// pageable memory (allocated on first use, kept across allocate()).
 // Queues are two non-blocking CUDA streams, each with its own cuBLAS handle
 // (a handle's workspace must not be shared by concurrent streams). Events
 // come from a pool that allocate() recycles. Every public method makes this
@@ -21,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/bounce_buffers.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/gemm.hpp"
 #include "gpu/transfer.hpp"
@@ -67,6 +70,7 @@ private:
     cudaStream_t stream(Queue q) const;
     BlasQueue blas(Queue q) const { return {stream(q), handles_[static_cast<int>(q)]}; }
     Staging staging(Queue q) const;
+    BounceBuffers& bounce(Queue q) { return bounce_[static_cast<int>(q) == 0 ? 0 : 1]; }
     float* at(int64_t r, int64_t c) const { return storage_.floats() + r * ld_ + c; }
     cudaEvent_t event(Event e) const;
 
@@ -93,6 +97,7 @@ private:
     bool has_inverse_ = false;
     DeviceBuffer staging_[2];
     int64_t staging_capacity_ = 0;  // floats, each
+    BounceBuffers bounce_[2];
 
     std::vector<cudaEvent_t> events_;  // Event e is events_[e] while e < events_used_
     int events_used_ = 0;

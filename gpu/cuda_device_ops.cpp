@@ -18,7 +18,8 @@ void CudaDevice::upload(Queue q, const float* host, int64_t ldh, int64_t r0, int
     if (rows == 0 || cols == 0) return;
     if (host == nullptr || ldh < rows)
         contract_error("upload", "host block null or ldh " + std::to_string(ldh) + " < rows");
-    copy_host_to_row_major(host, ldh, rows, cols, at(r0, c0), ld_, staging(q), stream(q));
+    copy_host_to_row_major(host, ldh, rows, cols, at(r0, c0), ld_, staging(q), bounce(q),
+                           stream(q));
 }
 
 void CudaDevice::download(Queue q, float* host, int64_t ldh, int64_t r0, int64_t c0,
@@ -28,7 +29,8 @@ void CudaDevice::download(Queue q, float* host, int64_t ldh, int64_t r0, int64_t
     if (rows == 0 || cols == 0) return;
     if (host == nullptr || ldh < rows)
         contract_error("download", "host block null or ldh " + std::to_string(ldh) + " < rows");
-    copy_row_major_to_host(at(r0, c0), ld_, rows, cols, host, ldh, staging(q), stream(q));
+    copy_row_major_to_host(at(r0, c0), ld_, rows, cols, host, ldh, staging(q), bounce(q),
+                           stream(q));
 }
 
 void CudaDevice::receive_panel(Queue q, const float* panel, int64_t ldp, int64_t rows, int width,
@@ -48,10 +50,10 @@ void CudaDevice::receive_panel(Queue q, const float* panel, int64_t ldp, int64_t
     panel_width_ = width;
     has_inverse_ = inv_l11 != nullptr;
     copy_host_to_row_major(panel, ldp, rows, width, panel_.floats(), panel_ld_, staging(q),
-                           stream(q));
+                           bounce(q), stream(q));
     if (has_inverse_)
         copy_host_to_row_major(inv_l11, ldi, width, width, inv_l11_.floats(), panel_ld_,
-                               staging(q), stream(q));
+                               staging(q), bounce(q), stream(q));
 }
 
 void CudaDevice::store_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) {

@@ -1,17 +1,24 @@
 // Transposing copies between host column-major blocks and device row-major
 // storage, through a device staging buffer:
-//   upload:   host (col-major) --cudaMemcpy2DAsync--> staging (col-major) --transpose--> device (row-major)
-//   download: device (row-major) --transpose--> staging (col-major) --cudaMemcpy2DAsync--> host
-// A block wider than the staging buffer goes in column chunks. Chunks reuse
-// the staging buffer one after another, which is safe because every step of a
-// copy is issued on the same (in-order) stream; the staging buffer must not be
-// used on any other stream meanwhile.
+//   upload:   host (col-major) --copy engine--> staging (col-major) --transpose--> device (row-major)
+//   download: device (row-major) --transpose--> staging (col-major) --copy engine--> host
+// Blocks wider than the staging buffer go in column chunks, one after another
+// through the same staging buffer: safe because every step of a copy is issued
+// on the same in-order stream. The staging and bounce buffers must not be used
+// on any other stream.
+//
+// Pinned host memory is copied directly and asynchronously. Large PAGEABLE
+// blocks go through the pinned bounce buffers, the host copying one chunk while
+// the copy engine moves the previous one; such a call returns once the host
+// side is done with the caller's memory (as the driver's pageable path does).
 #ifndef TANDEM_GPU_TRANSFER_HPP
 #define TANDEM_GPU_TRANSFER_HPP
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+
+#include "gpu/bounce_buffers.hpp"
 
 namespace tandem::gpu {
 
@@ -20,17 +27,18 @@ struct Staging {
     int64_t capacity;  // floats; at least the row count of any block copied through it
 };
 
-// dst[i * ld_dst + j] = host[i + j * ldh] for i < rows, j < cols. Asynchronous on
-// `stream`: host must stay unchanged until the stream has passed this point.
+// dst[i * ld_dst + j] = host[i + j * ldh] for i < rows, j < cols, on `stream`.
+// Pinned host memory must stay unchanged until the stream has passed this point.
 void copy_host_to_row_major(const float* host, int64_t ldh, int64_t rows, int64_t cols,
                             float* dst, int64_t ld_dst, const Staging& staging,
-                            cudaStream_t stream);
+                            BounceBuffers& bounce, cudaStream_t stream);
 
-// host[i + j * ldh] = src[i * ld_src + j] for i < rows, j < cols. Asynchronous on
-// `stream` (for pinned host memory): host is written once the stream passes this point.
+// host[i + j * ldh] = src[i * ld_src + j] for i < rows, j < cols, on `stream`.
+// Pinned host memory is written once the stream passes this point; pageable
+// memory before this returns.
 void copy_row_major_to_host(const float* src, int64_t ld_src, int64_t rows, int64_t cols,
                             float* host, int64_t ldh, const Staging& staging,
-                            cudaStream_t stream);
+                            BounceBuffers& bounce, cudaStream_t stream);
 
 }  // namespace tandem::gpu
 

@@ -43,7 +43,7 @@ inline std::vector<BackendCase> api_backend_cases() {
         {Backend::host, 1, 2},
         {Backend::host, 1, 7},   // divides none of the test sizes
         {Backend::host, 2, 7},   // two devices, block columns dealt cyclically
-        {Backend::host, 2, 64},
+        {Backend::host, 2, 64},  // a second device with no columns for n <= 64
     };
 }
 

@@ -26,9 +26,12 @@ struct Buffers {
     explicit Buffers(uint64_t seed)
         : a(make_matrix(8, 8, 8, MatrixKind::random, seed)),
           b(make_matrix(8, 8, 8, MatrixKind::random, seed + 1)),
-          a0(a), b0(b), ipiv0(ipiv) {}
+          a0(a),
+          b0(b),
+          ipiv0(ipiv) {}
     bool untouched() const {
-        return first_bit_difference(a, a0) == -1 && first_bit_difference(b, b0) == -1 && ipiv == ipiv0;
+        return first_bit_difference(a, a0) == -1 && first_bit_difference(b, b0) == -1 &&
+               ipiv == ipiv0;
     }
 };
 
@@ -67,18 +70,28 @@ class ApiArguments : public testing::TestWithParam<BackendCase> {};
 TEST_P(ApiArguments, SgetrfRejectsEachBadArgument) {
     const Options col = GetParam().options();
     const Options row = GetParam().options(Layout::row_major);
-    expect_rejected("m < 0", -1, [&](Buffers& x) { return sgetrf(-1, 6, x.a.data(), 8, x.ipiv.data(), col); });
-    expect_rejected("m, n < 0", -1, [&](Buffers& x) { return sgetrf(-1, -1, x.a.data(), 8, x.ipiv.data(), col); });
-    expect_rejected("n < 0", -2, [&](Buffers& x) { return sgetrf(6, -1, x.a.data(), 8, x.ipiv.data(), col); });
-    expect_rejected("a null", -3, [&](Buffers& x) { return sgetrf(6, 6, nullptr, 8, x.ipiv.data(), col); });
-    expect_rejected("lda < m", -4, [&](Buffers& x) { return sgetrf(6, 6, x.a.data(), 5, x.ipiv.data(), col); });
-    expect_rejected("lda 0, m 0", -4, [&](Buffers& x) { return sgetrf(0, 6, x.a.data(), 0, x.ipiv.data(), col); });
-    expect_rejected("lda < m, tall", -4, [&](Buffers& x) { return sgetrf(7, 3, x.a.data(), 6, x.ipiv.data(), col); });
-    expect_rejected("row-major lda < n", -4, [&](Buffers& x) { return sgetrf(3, 7, x.a.data(), 6, x.ipiv.data(), row); });
-    expect_rejected("ipiv null", -5, [&](Buffers& x) { return sgetrf(6, 6, x.a.data(), 8, nullptr, col); });
+    expect_rejected("m < 0", -1,
+                    [&](Buffers& x) { return sgetrf(-1, 6, x.a.data(), 8, x.ipiv.data(), col); });
+    expect_rejected("m, n < 0", -1,
+                    [&](Buffers& x) { return sgetrf(-1, -1, x.a.data(), 8, x.ipiv.data(), col); });
+    expect_rejected("n < 0", -2,
+                    [&](Buffers& x) { return sgetrf(6, -1, x.a.data(), 8, x.ipiv.data(), col); });
+    expect_rejected("a null", -3,
+                    [&](Buffers& x) { return sgetrf(6, 6, nullptr, 8, x.ipiv.data(), col); });
+    expect_rejected("lda < m", -4,
+                    [&](Buffers& x) { return sgetrf(6, 6, x.a.data(), 5, x.ipiv.data(), col); });
+    expect_rejected("lda 0, m 0", -4,
+                    [&](Buffers& x) { return sgetrf(0, 6, x.a.data(), 0, x.ipiv.data(), col); });
+    expect_rejected("lda < m, tall", -4,
+                    [&](Buffers& x) { return sgetrf(7, 3, x.a.data(), 6, x.ipiv.data(), col); });
+    expect_rejected("row-major lda < n", -4,
+                    [&](Buffers& x) { return sgetrf(3, 7, x.a.data(), 6, x.ipiv.data(), row); });
+    expect_rejected("ipiv null", -5,
+                    [&](Buffers& x) { return sgetrf(6, 6, x.a.data(), 8, nullptr, col); });
     Options bad = col;
     bad.block_size = -1;
-    expect_rejected("lda and options bad", -4, [&](Buffers& x) { return sgetrf(6, 6, x.a.data(), 5, x.ipiv.data(), bad); });
+    expect_rejected("lda and options bad", -4,
+                    [&](Buffers& x) { return sgetrf(6, 6, x.a.data(), 5, x.ipiv.data(), bad); });
     expect_bad_options_rejected(col, 6, [](Buffers& x, const Options& o) {
         return sgetrf(6, 6, x.a.data(), 8, x.ipiv.data(), o);
     });
@@ -91,21 +104,38 @@ TEST_P(ApiArguments, SgetrsRejectsEachBadArgument) {
         expect_rejected(std::string("trans ") + std::to_string(int(trans)), -1, [&](Buffers& x) {
             return sgetrs(trans, 6, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8, col);
         });
-    expect_rejected("n < 0", -2, [&](Buffers& x) { return sgetrs('N', -1, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8, col); });
-    expect_rejected("nrhs < 0", -3, [&](Buffers& x) { return sgetrs('N', 6, -1, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8, col); });
-    expect_rejected("a null", -4, [&](Buffers& x) { return sgetrs('T', 6, 2, nullptr, 8, x.ipiv.data(), x.b.data(), 8, col); });
-    expect_rejected("lda < n", -5, [&](Buffers& x) { return sgetrs('N', 6, 2, x.a.data(), 5, x.ipiv.data(), x.b.data(), 8, col); });
-    expect_rejected("ipiv null", -6, [&](Buffers& x) { return sgetrs('N', 6, 2, x.a.data(), 8, nullptr, x.b.data(), 8, col); });
+    expect_rejected("n < 0", -2, [&](Buffers& x) {
+        return sgetrs('N', -1, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8, col);
+    });
+    expect_rejected("nrhs < 0", -3, [&](Buffers& x) {
+        return sgetrs('N', 6, -1, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8, col);
+    });
+    expect_rejected("a null", -4, [&](Buffers& x) {
+        return sgetrs('T', 6, 2, nullptr, 8, x.ipiv.data(), x.b.data(), 8, col);
+    });
+    expect_rejected("lda < n", -5, [&](Buffers& x) {
+        return sgetrs('N', 6, 2, x.a.data(), 5, x.ipiv.data(), x.b.data(), 8, col);
+    });
+    expect_rejected("ipiv null", -6, [&](Buffers& x) {
+        return sgetrs('N', 6, 2, x.a.data(), 8, nullptr, x.b.data(), 8, col);
+    });
     // Pivots outside 1..n would make the row interchanges read or write outside A and B.
     for (int k : {0, 5})
         for (int value : {0, -1, 7, std::numeric_limits<int>::min()})
-            expect_rejected("ipiv[" + std::to_string(k) + "] = " + std::to_string(value), -6, [&](Buffers& x) {
-                x.ipiv[k] = x.ipiv0[k] = value;
-                return sgetrs('N', 6, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8, col);
-            });
-    expect_rejected("b null", -7, [&](Buffers& x) { return sgetrs('N', 6, 2, x.a.data(), 8, x.ipiv.data(), nullptr, 8, col); });
-    expect_rejected("ldb < n", -8, [&](Buffers& x) { return sgetrs('N', 6, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 5, col); });
-    expect_rejected("row-major ldb < nrhs", -8, [&](Buffers& x) { return sgetrs('N', 6, 3, x.a.data(), 8, x.ipiv.data(), x.b.data(), 2, row); });
+            expect_rejected(
+                "ipiv[" + std::to_string(k) + "] = " + std::to_string(value), -6, [&](Buffers& x) {
+                    x.ipiv[k] = x.ipiv0[k] = value;
+                    return sgetrs('N', 6, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8, col);
+                });
+    expect_rejected("b null", -7, [&](Buffers& x) {
+        return sgetrs('N', 6, 2, x.a.data(), 8, x.ipiv.data(), nullptr, 8, col);
+    });
+    expect_rejected("ldb < n", -8, [&](Buffers& x) {
+        return sgetrs('N', 6, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 5, col);
+    });
+    expect_rejected("row-major ldb < nrhs", -8, [&](Buffers& x) {
+        return sgetrs('N', 6, 3, x.a.data(), 8, x.ipiv.data(), x.b.data(), 2, row);
+    });
     expect_bad_options_rejected(col, 9, [](Buffers& x, const Options& o) {
         return sgetrs('N', 6, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8, o);
     });
@@ -114,24 +144,43 @@ TEST_P(ApiArguments, SgetrsRejectsEachBadArgument) {
 TEST_P(ApiArguments, SgesvRejectsEachBadArgument) {
     const Options col = GetParam().options();
     const Options row = GetParam().options(Layout::row_major);
-    expect_rejected("n < 0", -1, [&](Buffers& x) { return sgesv(-1, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8, col); });
-    expect_rejected("nrhs < 0", -2, [&](Buffers& x) { return sgesv(6, -1, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8, col); });
-    expect_rejected("a null", -3, [&](Buffers& x) { return sgesv(6, 2, nullptr, 8, x.ipiv.data(), x.b.data(), 8, col); });
-    expect_rejected("lda < n", -4, [&](Buffers& x) { return sgesv(6, 2, x.a.data(), 5, x.ipiv.data(), x.b.data(), 8, col); });
-    expect_rejected("row-major lda < n", -4, [&](Buffers& x) { return sgesv(6, 2, x.a.data(), 5, x.ipiv.data(), x.b.data(), 8, row); });
-    expect_rejected("ipiv null", -5, [&](Buffers& x) { return sgesv(6, 2, x.a.data(), 8, nullptr, x.b.data(), 8, col); });
-    expect_rejected("b null", -6, [&](Buffers& x) { return sgesv(6, 2, x.a.data(), 8, x.ipiv.data(), nullptr, 8, col); });
-    expect_rejected("ldb < n", -7, [&](Buffers& x) { return sgesv(6, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 5, col); });
-    expect_rejected("row-major ldb < nrhs", -7, [&](Buffers& x) { return sgesv(6, 3, x.a.data(), 8, x.ipiv.data(), x.b.data(), 2, row); });
+    expect_rejected("n < 0", -1, [&](Buffers& x) {
+        return sgesv(-1, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8, col);
+    });
+    expect_rejected("nrhs < 0", -2, [&](Buffers& x) {
+        return sgesv(6, -1, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8, col);
+    });
+    expect_rejected("a null", -3, [&](Buffers& x) {
+        return sgesv(6, 2, nullptr, 8, x.ipiv.data(), x.b.data(), 8, col);
+    });
+    expect_rejected("lda < n", -4, [&](Buffers& x) {
+        return sgesv(6, 2, x.a.data(), 5, x.ipiv.data(), x.b.data(), 8, col);
+    });
+    expect_rejected("row-major lda < n", -4, [&](Buffers& x) {
+        return sgesv(6, 2, x.a.data(), 5, x.ipiv.data(), x.b.data(), 8, row);
+    });
+    expect_rejected("ipiv null", -5, [&](Buffers& x) {
+        return sgesv(6, 2, x.a.data(), 8, nullptr, x.b.data(), 8, col);
+    });
+    expect_rejected("b null", -6, [&](Buffers& x) {
+        return sgesv(6, 2, x.a.data(), 8, x.ipiv.data(), nullptr, 8, col);
+    });
+    expect_rejected("ldb < n", -7, [&](Buffers& x) {
+        return sgesv(6, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 5, col);
+    });
+    expect_rejected("row-major ldb < nrhs", -7, [&](Buffers& x) {
+        return sgesv(6, 3, x.a.data(), 8, x.ipiv.data(), x.b.data(), 2, row);
+    });
     expect_bad_options_rejected(col, 8, [](Buffers& x, const Options& o) {
         return sgesv(6, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8, o);
     });
 }
 
 INSTANTIATE_TEST_SUITE_P(Api, ApiArguments,
-                         testing::Values(BackendCase{Backend::cpu, 0, 0}, BackendCase{Backend::host, 1, 0},
+                         testing::Values(BackendCase{Backend::cpu, 0, 0},
+                                         BackendCase{Backend::host, 1, 0},
                                          BackendCase{Backend::host, 2, 7}),
-                         [](const auto& info) { return info.param.name(); });
+                         [](const auto& p) { return p.param.name(); });
 
 }  // namespace
 }  // namespace tandem::test

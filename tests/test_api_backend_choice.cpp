@@ -22,12 +22,16 @@ public:
             saved_ = old;
             had_ = true;
         }
-        if (value) setenv("TANDEM_BACKEND", value, 1);
-        else unsetenv("TANDEM_BACKEND");
+        if (value)
+            setenv("TANDEM_BACKEND", value, 1);
+        else
+            unsetenv("TANDEM_BACKEND");
     }
     ~ScopedBackendVariable() {
-        if (had_) setenv("TANDEM_BACKEND", saved_.c_str(), 1);
-        else unsetenv("TANDEM_BACKEND");
+        if (had_)
+            setenv("TANDEM_BACKEND", saved_.c_str(), 1);
+        else
+            unsetenv("TANDEM_BACKEND");
     }
 
 private:
@@ -64,7 +68,8 @@ TEST(ApiBackendChoice, GpuWithoutGpuThrowsAndLeavesArraysUntouched) {
     // The message must say what is missing: a CUDA device or the CUDA backend.
     expect_unavailable([&] { resolve_backend(gpu); }, "CUDA");
     expect_unavailable([&] { sgetrf(n, n, a.data(), n, ipiv.data(), gpu); }, "CUDA");
-    expect_unavailable([&] { sgetrs('N', n, 2, a.data(), n, ipiv.data(), b.data(), n, gpu); }, "CUDA");
+    expect_unavailable([&] { sgetrs('N', n, 2, a.data(), n, ipiv.data(), b.data(), n, gpu); },
+                       "CUDA");
     expect_unavailable([&] { sgesv(n, 2, a.data(), n, ipiv.data(), b.data(), n, gpu); }, "CUDA");
     EXPECT_EQ(first_bit_difference(a, a0), -1);
     EXPECT_EQ(first_bit_difference(b, b0), -1);
@@ -101,7 +106,8 @@ TEST(ApiBackendChoice, EnvironmentSteersAutomaticOnly) {
         Report report;
         EXPECT_EQ(sgetrf(n, n, lu.data(), n, ipiv.data(), automatic, &report), 0);
         EXPECT_EQ(report.backend, Backend::host);
-        EXPECT_LT(factorization_residual(n, n, a.data(), n, lu.data(), n, ipiv.data()), kResidualBound);
+        EXPECT_LT(factorization_residual(n, n, a.data(), n, lu.data(), n, ipiv.data()),
+                  kResidualBound);
     }
     for (const char* junk : {"junk", "host:0", "host:x", "CPU"}) {
         SCOPED_TRACE(junk);

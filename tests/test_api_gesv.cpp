@@ -49,7 +49,8 @@ void check_gesv(const BackendCase& c, MatrixKind kind, int n, int nrhs) {
     EXPECT_EQ(r.report.info, 0);
     EXPECT_EQ(r.report.backend, c.backend);
     EXPECT_GE(r.report.seconds, 0.0);
-    EXPECT_LT(solve_residual(n, nrhs, a.data(), lda, r.x.data(), ldb, b.data(), ldb), kResidualBound);
+    EXPECT_LT(solve_residual(n, nrhs, a.data(), lda, r.x.data(), ldb, b.data(), ldb),
+              kResidualBound);
     EXPECT_LT(factorization_residual(n, n, a.data(), lda, r.lu.data(), lda, r.ipiv.data()),
               kResidualBound);
     EXPECT_EQ(padding_changes(n, n, lda, r.lu.data()), 0);
@@ -80,8 +81,8 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Combine(testing::ValuesIn(api_backend_cases()),
                      testing::Values(MatrixKind::random, MatrixKind::diagonally_dominant,
                                      MatrixKind::badly_scaled, MatrixKind::ill_conditioned)),
-    [](const auto& info) {
-        return std::get<0>(info.param).name() + "_" + kind_name(std::get<1>(info.param));
+    [](const auto& p) {
+        return std::get<0>(p.param).name() + "_" + kind_name(std::get<1>(p.param));
     });
 
 class GesvBackends : public testing::TestWithParam<BackendCase> {};
@@ -99,7 +100,8 @@ TEST_P(GesvBackends, SingularMatrixLeavesBUntouched) {
     for (int n : {1, 17, 65, 100})
         for (int zero_column : {0, n / 2, n - 1}) {
             const uint64_t seed = test_seed();
-            SCOPED_TRACE(describe(c.name(), n, 3, seed) + " zero column " + std::to_string(zero_column));
+            SCOPED_TRACE(describe(c.name(), n, 3, seed) + " zero column " +
+                         std::to_string(zero_column));
             const int lda = n, ldb = n + 1;
             std::vector<float> a = make_matrix(n, n, lda, MatrixKind::random, seed);
             for (int i = 0; i < n; ++i) a[static_cast<size_t>(i + zero_column * lda)] = 0.0f;
@@ -137,10 +139,12 @@ TEST_P(GesvBackends, RowMajorIsTransposedStorageOfColMajor) {
             EXPECT_EQ(row.ipiv, col.ipiv);
             EXPECT_EQ(padding_changes(n, n, lda_row, row.lu.data()), 0);
             EXPECT_EQ(padding_changes(nrhs, n, ldb_row, row.x.data()), 0);
-            EXPECT_EQ(first_bit_difference(to_col_major(n, n, row.lu.data(), lda_row, lda), col.lu), -1);
+            EXPECT_EQ(first_bit_difference(to_col_major(n, n, row.lu.data(), lda_row, lda), col.lu),
+                      -1);
             const std::vector<float> x = to_col_major(n, nrhs, row.x.data(), ldb_row, ldb);
             EXPECT_EQ(first_bit_difference(x, col.x), -1);
-            EXPECT_LT(solve_residual(n, nrhs, a.data(), lda, x.data(), ldb, b.data(), ldb), kResidualBound);
+            EXPECT_LT(solve_residual(n, nrhs, a.data(), lda, x.data(), ldb, b.data(), ldb),
+                      kResidualBound);
         }
 }
 
@@ -165,7 +169,7 @@ TEST_P(GesvBackends, NothingToSolve) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Api, GesvBackends, testing::ValuesIn(api_backend_cases()),
-                         [](const auto& info) { return info.param.name(); });
+                         [](const auto& p) { return p.param.name(); });
 
 }  // namespace
 }  // namespace tandem::test

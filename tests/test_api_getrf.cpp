@@ -63,14 +63,16 @@ TEST_P(GetrfKinds, MatchesLapackInfoWithSmallResidual) {
     const BackendCase c = std::get<0>(GetParam());
     const MatrixKind kind = std::get<1>(GetParam());
     // Sizes 1, 2, odd, around and off the block sizes; tall and wide.
-    const Shape shapes[] = {{1, 1},   {2, 2},    {3, 3},   {17, 17}, {63, 63}, {65, 65},
-                            {100, 100}, {257, 257}, {100, 37}, {37, 100}, {65, 2},  {2, 65},
-                            {130, 64}, {64, 130}};
+    const Shape shapes[] = {{1, 1},   {2, 2},     {3, 3},     {17, 17},  {63, 63},
+                            {65, 65}, {100, 100}, {257, 257}, {100, 37}, {37, 100},
+                            {65, 2},  {2, 65},    {130, 64},  {64, 130}};
     for (Shape s : shapes) {
         const uint64_t seed = test_seed();
         SCOPED_TRACE(describe(c.name(), s, seed));
         const int lda = s.m + 3;
-        EXPECT_EQ(check_getrf(c.options(), c.equals_lapack(), s, make_matrix(s.m, s.n, lda, kind, seed), lda), 0);
+        EXPECT_EQ(check_getrf(c.options(), c.equals_lapack(), s,
+                              make_matrix(s.m, s.n, lda, kind, seed), lda),
+                  0);
     }
 }
 
@@ -79,8 +81,8 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Combine(testing::ValuesIn(api_backend_cases()),
                      testing::Values(MatrixKind::random, MatrixKind::diagonally_dominant,
                                      MatrixKind::badly_scaled, MatrixKind::ill_conditioned)),
-    [](const auto& info) {
-        return std::get<0>(info.param).name() + "_" + kind_name(std::get<1>(info.param));
+    [](const auto& p) {
+        return std::get<0>(p.param).name() + "_" + kind_name(std::get<1>(p.param));
     });
 
 // ---------------------------------------------------------------------------
@@ -97,11 +99,14 @@ TEST_P(GetrfBackends, ZeroColumnsGiveLapackInfo) {
             {0}, {s.n / 2}, {s.n - 1}, {s.n / 2, s.n - 1}, {std::min(nb, s.n - 1)}};
         for (const std::vector<int>& zero : column_sets) {
             const uint64_t seed = test_seed();
-            SCOPED_TRACE(describe(c.name(), s, seed) + " first zero column " + std::to_string(zero[0]));
+            SCOPED_TRACE(describe(c.name(), s, seed) + " first zero column " +
+                         std::to_string(zero[0]));
             const int lda = s.m + 1;
             const int info = check_getrf(c.options(), c.equals_lapack(), s,
                                          random_with_zero_columns(s, lda, zero, seed), lda);
-            if (zero[0] < std::min(s.m, s.n)) EXPECT_EQ(info, zero[0] + 1);
+            if (zero[0] < std::min(s.m, s.n)) {
+                EXPECT_EQ(info, zero[0] + 1);
+            }
         }
     }
 }
@@ -119,7 +124,9 @@ TEST_P(GetrfBackends, ZeroRowGivesLapackInfo) {
             std::vector<float> a = make_matrix(s.m, s.n, lda, MatrixKind::random, seed);
             for (int j = 0; j < s.n; ++j) a[static_cast<size_t>(row + j * lda)] = 0.0f;
             const int info = check_getrf(c.options(), c.equals_lapack(), s, a, lda);
-            if (s.m <= s.n) EXPECT_EQ(info, s.m);
+            if (s.m <= s.n) {
+                EXPECT_EQ(info, s.m);
+            }
         }
 }
 
@@ -161,20 +168,22 @@ TEST_P(GetrfBackends, RowMajorIsTransposedStorageOfColMajor) {
             const uint64_t seed = test_seed();
             SCOPED_TRACE(describe(c.name(), s, seed) + (singular ? " zero middle column" : ""));
             const int lda = s.m + 1, ldr = s.n + 2;
-            const std::vector<float> a = singular ? random_with_zero_columns(s, lda, {s.n / 2}, seed)
-                                                  : make_matrix(s.m, s.n, lda, MatrixKind::random, seed);
+            const std::vector<float> a = singular
+                                             ? random_with_zero_columns(s, lda, {s.n / 2}, seed)
+                                             : make_matrix(s.m, s.n, lda, MatrixKind::random, seed);
             std::vector<float> lu_col = a;
             std::vector<int> ipiv_col(static_cast<size_t>(std::min(s.m, s.n)), -7);
             const int info_col = sgetrf(s.m, s.n, lu_col.data(), lda, ipiv_col.data(), c.options());
             std::vector<float> lu_row = to_row_major(s.m, s.n, a.data(), lda, ldr);
             std::vector<int> ipiv_row(ipiv_col.size(), -7);
-            const int info_row = sgetrf(s.m, s.n, lu_row.data(), ldr, ipiv_row.data(),
-                                        c.options(Layout::row_major));
+            const int info_row =
+                sgetrf(s.m, s.n, lu_row.data(), ldr, ipiv_row.data(), c.options(Layout::row_major));
             EXPECT_EQ(info_row, info_col);
             EXPECT_EQ(info_row, lapack_getrf(s.m, s.n, a, lda).info);
             EXPECT_EQ(ipiv_row, ipiv_col);
             EXPECT_EQ(padding_changes(s.n, s.m, ldr, lu_row.data()), 0);
-            const std::vector<float> lu_row_as_col = to_col_major(s.m, s.n, lu_row.data(), ldr, lda);
+            const std::vector<float> lu_row_as_col =
+                to_col_major(s.m, s.n, lu_row.data(), ldr, lda);
             EXPECT_EQ(first_bit_difference(lu_row_as_col, lu_col), -1);
             EXPECT_LT(factorization_residual(s.m, s.n, a.data(), lda, lu_row_as_col.data(), lda,
                                              ipiv_row.data()),
@@ -188,7 +197,8 @@ TEST_P(GetrfBackends, ReportDescribesTheCall) {
     for (int zero_column : {-1, 50}) {
         const uint64_t seed = test_seed();
         SCOPED_TRACE(describe(c.name(), s, seed) + " zero column " + std::to_string(zero_column));
-        const std::vector<int> zero = zero_column < 0 ? std::vector<int>{} : std::vector<int>{zero_column};
+        const std::vector<int> zero =
+            zero_column < 0 ? std::vector<int>{} : std::vector<int>{zero_column};
         Report report;
         const int info = check_getrf(c.options(), c.equals_lapack(), s,
                                      random_with_zero_columns(s, s.m, zero, seed), s.m, &report);
@@ -211,7 +221,7 @@ TEST_P(GetrfBackends, ReportDescribesTheCall) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Api, GetrfBackends, testing::ValuesIn(api_backend_cases()),
-                         [](const auto& info) { return info.param.name(); });
+                         [](const auto& p) { return p.param.name(); });
 
 // ---------------------------------------------------------------------------
 // The largest sizes of the suite, on fewer configurations.
@@ -228,7 +238,7 @@ TEST_P(GetrfLarger, MatchesLapackInfoWithSmallResidual) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Api, GetrfLarger, testing::ValuesIn(api_backend_cases_short()),
-                         [](const auto& info) { return info.param.name(); });
+                         [](const auto& p) { return p.param.name(); });
 
 // ---------------------------------------------------------------------------
 // The host backend's two ways of forming U12, each forced for every step, with
@@ -241,8 +251,8 @@ TEST_P(GetrfHostU12Paths, TrsmOnlyAndInverseOnlyBothFactorCorrectly) {
         for (float threshold : {0.0f, FLT_MAX})
             for (Shape s : {Shape{130, 130}, Shape{150, 97}, Shape{97, 150}}) {
                 const uint64_t seed = test_seed();
-                SCOPED_TRACE(describe(c.name(), s, seed) + " lookahead " + std::to_string(lookahead) +
-                             " threshold " + std::to_string(threshold));
+                SCOPED_TRACE(describe(c.name(), s, seed) + " lookahead " +
+                             std::to_string(lookahead) + " threshold " + std::to_string(threshold));
                 Options options = c.options();
                 options.lookahead = lookahead;
                 options.inverse_threshold = threshold;
@@ -252,7 +262,8 @@ TEST_P(GetrfHostU12Paths, TrsmOnlyAndInverseOnlyBothFactorCorrectly) {
                                       s.m, &report),
                           0);
                 EXPECT_GE(report.steps, 1);
-                EXPECT_EQ(threshold == 0.0f ? report.trsm_steps : report.inverse_steps, report.steps);
+                EXPECT_EQ(threshold == 0.0f ? report.trsm_steps : report.inverse_steps,
+                          report.steps);
             }
 }
 
@@ -264,7 +275,7 @@ std::vector<BackendCase> host_cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Api, GetrfHostU12Paths, testing::ValuesIn(host_cases()),
-                         [](const auto& info) { return info.param.name(); });
+                         [](const auto& p) { return p.param.name(); });
 
 }  // namespace
 }  // namespace tandem::test

@@ -56,8 +56,9 @@ void check_getrs(const BackendCase& c, MatrixKind kind, char trans, int n, int n
     EXPECT_EQ(padding_changes(n, nrhs, ldb, x.data()), 0);
     EXPECT_EQ(first_bit_difference(f.lu, lu_before), -1);
     EXPECT_EQ(f.ipiv, ipiv_before);
-    if (c.equals_lapack())
+    if (c.equals_lapack()) {
         EXPECT_EQ(first_bit_difference(x, lapack_getrs(trans, n, nrhs, f, lda, b, ldb)), -1);
+    }
 }
 
 class GetrsKinds : public testing::TestWithParam<std::tuple<BackendCase, MatrixKind>> {};
@@ -75,8 +76,8 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Combine(testing::ValuesIn(api_backend_cases_short()),
                      testing::Values(MatrixKind::random, MatrixKind::diagonally_dominant,
                                      MatrixKind::badly_scaled, MatrixKind::ill_conditioned)),
-    [](const auto& info) {
-        return std::get<0>(info.param).name() + "_" + kind_name(std::get<1>(info.param));
+    [](const auto& p) {
+        return std::get<0>(p.param).name() + "_" + kind_name(std::get<1>(p.param));
     });
 
 class GetrsBackends : public testing::TestWithParam<BackendCase> {};
@@ -102,7 +103,8 @@ TEST_P(GetrsBackends, RowMajorIsTransposedStorageOfColMajor) {
                 const std::vector<float> a = make_matrix(n, n, lda, MatrixKind::random, seed);
                 const LapackFactors f = lapack_getrf(n, n, a, lda);
                 ASSERT_EQ(f.info, 0);
-                const std::vector<float> b = make_matrix(n, nrhs, ldb, MatrixKind::random, seed + 1);
+                const std::vector<float> b =
+                    make_matrix(n, nrhs, ldb, MatrixKind::random, seed + 1);
 
                 std::vector<float> x_col = b;
                 ASSERT_EQ(sgetrs(trans, n, nrhs, f.lu.data(), lda, f.ipiv.data(), x_col.data(), ldb,
@@ -110,13 +112,15 @@ TEST_P(GetrsBackends, RowMajorIsTransposedStorageOfColMajor) {
                           0);
                 const std::vector<float> lu_row = to_row_major(n, n, f.lu.data(), lda, lda_row);
                 std::vector<float> x_row = to_row_major(n, nrhs, b.data(), ldb, ldb_row);
-                ASSERT_EQ(sgetrs(trans, n, nrhs, lu_row.data(), lda_row, f.ipiv.data(), x_row.data(),
-                                 ldb_row, c.options(Layout::row_major)),
+                ASSERT_EQ(sgetrs(trans, n, nrhs, lu_row.data(), lda_row, f.ipiv.data(),
+                                 x_row.data(), ldb_row, c.options(Layout::row_major)),
                           0);
                 EXPECT_EQ(padding_changes(nrhs, n, ldb_row, x_row.data()), 0);
-                const std::vector<float> x_row_as_col = to_col_major(n, nrhs, x_row.data(), ldb_row, ldb);
+                const std::vector<float> x_row_as_col =
+                    to_col_major(n, nrhs, x_row.data(), ldb_row, ldb);
                 EXPECT_EQ(first_bit_difference(x_row_as_col, x_col), -1);
-                EXPECT_LT(residual_for(trans, n, nrhs, a, lda, x_row_as_col, b, ldb), kResidualBound);
+                EXPECT_LT(residual_for(trans, n, nrhs, a, lda, x_row_as_col, b, ldb),
+                          kResidualBound);
             }
 }
 
@@ -137,7 +141,7 @@ TEST_P(GetrsBackends, NothingToSolveLeavesBUntouched) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Api, GetrsBackends, testing::ValuesIn(api_backend_cases()),
-                         [](const auto& info) { return info.param.name(); });
+                         [](const auto& p) { return p.param.name(); });
 
 }  // namespace
 }  // namespace tandem::test

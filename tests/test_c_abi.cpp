@@ -21,7 +21,9 @@ namespace {
 
 bool runs_lapack() { return resolve_backend(Options{}) == Backend::cpu; }
 
-const char* layout_name(int layout) { return layout == TANDEM_ROW_MAJOR ? "row-major" : "col-major"; }
+const char* layout_name(int layout) {
+    return layout == TANDEM_ROW_MAJOR ? "row-major" : "col-major";
+}
 
 // Column-major copy of an m x n matrix stored in `layout` with leading dimension ld.
 std::vector<float> as_col_major(int layout, int m, int n, const std::vector<float>& x, int ld) {
@@ -40,8 +42,8 @@ TEST(CAbi, SgetrfBothLayouts) {
     for (int layout : {TANDEM_COL_MAJOR, TANDEM_ROW_MAJOR})
         for (auto [m, n] : {std::pair{17, 17}, std::pair{30, 20}, std::pair{20, 30}}) {
             const uint64_t seed = test_seed();
-            SCOPED_TRACE(std::string(layout_name(layout)) + " m=" + std::to_string(m) + " n=" +
-                         std::to_string(n) + " seed=" + std::to_string(seed));
+            SCOPED_TRACE(std::string(layout_name(layout)) + " m=" + std::to_string(m) +
+                         " n=" + std::to_string(n) + " seed=" + std::to_string(seed));
             const int lda = (layout == TANDEM_COL_MAJOR ? m : n) + 1;
             const std::vector<float> a = random_in(layout, m, n, lda, seed);
             std::vector<float> lu = a, expected = a;
@@ -51,8 +53,9 @@ TEST(CAbi, SgetrfBothLayouts) {
             const std::vector<float> a_col = as_col_major(layout, m, n, a, lda);
             const std::vector<float> lu_col = as_col_major(layout, m, n, lu, lda);
             const int ld = col_ld(layout, m, lda);
-            EXPECT_LT(factorization_residual(m, n, a_col.data(), ld, lu_col.data(), ld, ipiv.data()),
-                      kResidualBound);
+            EXPECT_LT(
+                factorization_residual(m, n, a_col.data(), ld, lu_col.data(), ld, ipiv.data()),
+                kResidualBound);
             if (runs_lapack()) {
                 EXPECT_EQ(ipiv, expected_ipiv);
                 EXPECT_EQ(first_bit_difference(lu, expected), -1);
@@ -74,18 +77,25 @@ TEST(CAbi, SgetrsEveryTransBothLayouts) {
             std::vector<int> ipiv(n);
             ASSERT_EQ(LAPACKE_sgetrf(layout, n, n, lu.data(), lda, ipiv.data()), 0);
             std::vector<float> x = b, expected = b;
-            EXPECT_EQ(tandem_sgetrs(layout, trans, n, nrhs, lu.data(), lda, ipiv.data(), x.data(), ldb), 0);
-            LAPACKE_sgetrs(layout, trans, n, nrhs, lu.data(), lda, ipiv.data(), expected.data(), ldb);
+            EXPECT_EQ(
+                tandem_sgetrs(layout, trans, n, nrhs, lu.data(), lda, ipiv.data(), x.data(), ldb),
+                0);
+            LAPACKE_sgetrs(layout, trans, n, nrhs, lu.data(), lda, ipiv.data(), expected.data(),
+                           ldb);
             const std::vector<float> a_col = as_col_major(layout, n, n, a, lda);
             const std::vector<float> x_col = as_col_major(layout, n, nrhs, x, ldb);
             const std::vector<float> b_col = as_col_major(layout, n, nrhs, b, ldb);
             const int lda_col = col_ld(layout, n, lda), ldb_col = col_ld(layout, n, ldb);
             const bool transposed = trans != 'N' && trans != 'n';
             const double residual =
-                transposed ? solve_residual_trans(n, nrhs, a_col.data(), lda_col, x_col.data(), ldb_col, b_col.data(), ldb_col)
-                           : solve_residual(n, nrhs, a_col.data(), lda_col, x_col.data(), ldb_col, b_col.data(), ldb_col);
+                transposed ? solve_residual_trans(n, nrhs, a_col.data(), lda_col, x_col.data(),
+                                                  ldb_col, b_col.data(), ldb_col)
+                           : solve_residual(n, nrhs, a_col.data(), lda_col, x_col.data(), ldb_col,
+                                            b_col.data(), ldb_col);
             EXPECT_LT(residual, kResidualBound);
-            if (runs_lapack()) EXPECT_EQ(first_bit_difference(x, expected), -1);
+            if (runs_lapack()) {
+                EXPECT_EQ(first_bit_difference(x, expected), -1);
+            }
         }
 }
 
@@ -99,11 +109,13 @@ TEST(CAbi, SgesvBothLayoutsAndSingular) {
             const int lda = n, ldb = layout == TANDEM_COL_MAJOR ? n : nrhs;
             std::vector<float> a = random_in(layout, n, n, lda, seed);
             if (singular)  // zero column 9, in either layout
-                for (int i = 0; i < n; ++i) a[layout == TANDEM_COL_MAJOR ? i + 9 * lda : i * lda + 9] = 0.0f;
+                for (int i = 0; i < n; ++i)
+                    a[layout == TANDEM_COL_MAJOR ? i + 9 * lda : i * lda + 9] = 0.0f;
             const std::vector<float> b = random_in(layout, n, nrhs, ldb, seed + 1);
             std::vector<float> lu = a, x = b;
             std::vector<int> ipiv(n);
-            const int info = tandem_sgesv(layout, n, nrhs, lu.data(), lda, ipiv.data(), x.data(), ldb);
+            const int info =
+                tandem_sgesv(layout, n, nrhs, lu.data(), lda, ipiv.data(), x.data(), ldb);
             if (singular) {
                 EXPECT_EQ(info, 10);
                 EXPECT_EQ(first_bit_difference(x, b), -1);
@@ -113,7 +125,8 @@ TEST(CAbi, SgesvBothLayoutsAndSingular) {
             const std::vector<float> a_col = as_col_major(layout, n, n, a, lda);
             const std::vector<float> x_col = as_col_major(layout, n, nrhs, x, ldb);
             const std::vector<float> b_col = as_col_major(layout, n, nrhs, b, ldb);
-            EXPECT_LT(solve_residual(n, nrhs, a_col.data(), n, x_col.data(), n, b_col.data(), n), kResidualBound);
+            EXPECT_LT(solve_residual(n, nrhs, a_col.data(), n, x_col.data(), n, b_col.data(), n),
+                      kResidualBound);
             if (runs_lapack()) {
                 std::vector<float> expected_lu = a, expected_x = b;
                 std::vector<int> expected_ipiv(n);
@@ -136,7 +149,8 @@ struct Arrays {
     std::vector<int> ipiv{2, 2, 5, 6, 5, 6, 8, 8};
 };
 
-void expect_rejected(const std::string& what, int expected, const std::function<int(Arrays&)>& call) {
+void expect_rejected(const std::string& what, int expected,
+                     const std::function<int(Arrays&)>& call) {
     const uint64_t seed = test_seed();
     SCOPED_TRACE(what + " seed=" + std::to_string(seed));
     Arrays x(seed);
@@ -151,44 +165,94 @@ void expect_rejected(const std::string& what, int expected, const std::function<
 TEST(CAbi, BadLayoutIsArgumentOne) {
     for (int layout : {0, -1, 100, 103, 1}) {
         const std::string l = "layout " + std::to_string(layout);
-        expect_rejected(l + " sgetrf", -1, [&](Arrays& x) { return tandem_sgetrf(layout, 6, 6, x.a.data(), 8, x.ipiv.data()); });
-        expect_rejected(l + " sgetrs", -1, [&](Arrays& x) { return tandem_sgetrs(layout, 'N', 6, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8); });
-        expect_rejected(l + " sgesv", -1, [&](Arrays& x) { return tandem_sgesv(layout, 6, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8); });
+        expect_rejected(l + " sgetrf", -1, [&](Arrays& x) {
+            return tandem_sgetrf(layout, 6, 6, x.a.data(), 8, x.ipiv.data());
+        });
+        expect_rejected(l + " sgetrs", -1, [&](Arrays& x) {
+            return tandem_sgetrs(layout, 'N', 6, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8);
+        });
+        expect_rejected(l + " sgesv", -1, [&](Arrays& x) {
+            return tandem_sgesv(layout, 6, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8);
+        });
     }
 }
 
 // LAPACKE's numbering: the C++ position plus one, for the layout argument.
 TEST(CAbi, BadArgumentsUseLapackeNumbering) {
     const int C = TANDEM_COL_MAJOR, R = TANDEM_ROW_MAJOR;
-    expect_rejected("sgetrf m", -2, [&](Arrays& x) { return tandem_sgetrf(C, -1, 6, x.a.data(), 8, x.ipiv.data()); });
-    expect_rejected("sgetrf n", -3, [&](Arrays& x) { return tandem_sgetrf(C, 6, -1, x.a.data(), 8, x.ipiv.data()); });
-    expect_rejected("sgetrf a", -4, [&](Arrays& x) { return tandem_sgetrf(C, 6, 6, nullptr, 8, x.ipiv.data()); });
-    expect_rejected("sgetrf lda", -5, [&](Arrays& x) { return tandem_sgetrf(C, 6, 6, x.a.data(), 5, x.ipiv.data()); });
-    expect_rejected("sgetrf lda row-major", -5, [&](Arrays& x) { return tandem_sgetrf(R, 3, 7, x.a.data(), 6, x.ipiv.data()); });
-    expect_rejected("sgetrf ipiv", -6, [&](Arrays& x) { return tandem_sgetrf(C, 6, 6, x.a.data(), 8, nullptr); });
+    expect_rejected("sgetrf m", -2, [&](Arrays& x) {
+        return tandem_sgetrf(C, -1, 6, x.a.data(), 8, x.ipiv.data());
+    });
+    expect_rejected("sgetrf n", -3, [&](Arrays& x) {
+        return tandem_sgetrf(C, 6, -1, x.a.data(), 8, x.ipiv.data());
+    });
+    expect_rejected("sgetrf a", -4,
+                    [&](Arrays& x) { return tandem_sgetrf(C, 6, 6, nullptr, 8, x.ipiv.data()); });
+    expect_rejected("sgetrf lda", -5, [&](Arrays& x) {
+        return tandem_sgetrf(C, 6, 6, x.a.data(), 5, x.ipiv.data());
+    });
+    expect_rejected("sgetrf lda row-major", -5, [&](Arrays& x) {
+        return tandem_sgetrf(R, 3, 7, x.a.data(), 6, x.ipiv.data());
+    });
+    expect_rejected("sgetrf ipiv", -6,
+                    [&](Arrays& x) { return tandem_sgetrf(C, 6, 6, x.a.data(), 8, nullptr); });
 
-    expect_rejected("sgetrs trans", -2, [&](Arrays& x) { return tandem_sgetrs(C, 'x', 6, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8); });
-    expect_rejected("sgetrs n", -3, [&](Arrays& x) { return tandem_sgetrs(C, 'N', -1, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8); });
-    expect_rejected("sgetrs nrhs", -4, [&](Arrays& x) { return tandem_sgetrs(C, 'N', 6, -1, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8); });
-    expect_rejected("sgetrs a", -5, [&](Arrays& x) { return tandem_sgetrs(C, 'N', 6, 2, nullptr, 8, x.ipiv.data(), x.b.data(), 8); });
-    expect_rejected("sgetrs lda", -6, [&](Arrays& x) { return tandem_sgetrs(C, 'N', 6, 2, x.a.data(), 5, x.ipiv.data(), x.b.data(), 8); });
-    expect_rejected("sgetrs ipiv", -7, [&](Arrays& x) { return tandem_sgetrs(C, 'N', 6, 2, x.a.data(), 8, nullptr, x.b.data(), 8); });
+    expect_rejected("sgetrs trans", -2, [&](Arrays& x) {
+        return tandem_sgetrs(C, 'x', 6, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8);
+    });
+    expect_rejected("sgetrs n", -3, [&](Arrays& x) {
+        return tandem_sgetrs(C, 'N', -1, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8);
+    });
+    expect_rejected("sgetrs nrhs", -4, [&](Arrays& x) {
+        return tandem_sgetrs(C, 'N', 6, -1, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8);
+    });
+    expect_rejected("sgetrs a", -5, [&](Arrays& x) {
+        return tandem_sgetrs(C, 'N', 6, 2, nullptr, 8, x.ipiv.data(), x.b.data(), 8);
+    });
+    expect_rejected("sgetrs lda", -6, [&](Arrays& x) {
+        return tandem_sgetrs(C, 'N', 6, 2, x.a.data(), 5, x.ipiv.data(), x.b.data(), 8);
+    });
+    expect_rejected("sgetrs ipiv", -7, [&](Arrays& x) {
+        return tandem_sgetrs(C, 'N', 6, 2, x.a.data(), 8, nullptr, x.b.data(), 8);
+    });
     expect_rejected("sgetrs ipiv value", -7, [&](Arrays& x) {
         const std::vector<int> bad{2, 2, 5, 7, 5, 6};  // 7 > n
         return tandem_sgetrs(C, 'N', 6, 2, x.a.data(), 8, bad.data(), x.b.data(), 8);
     });
-    expect_rejected("sgetrs b", -8, [&](Arrays& x) { return tandem_sgetrs(C, 'N', 6, 2, x.a.data(), 8, x.ipiv.data(), nullptr, 8); });
-    expect_rejected("sgetrs ldb", -9, [&](Arrays& x) { return tandem_sgetrs(C, 'N', 6, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 5); });
-    expect_rejected("sgetrs ldb row-major", -9, [&](Arrays& x) { return tandem_sgetrs(R, 'N', 6, 3, x.a.data(), 8, x.ipiv.data(), x.b.data(), 2); });
+    expect_rejected("sgetrs b", -8, [&](Arrays& x) {
+        return tandem_sgetrs(C, 'N', 6, 2, x.a.data(), 8, x.ipiv.data(), nullptr, 8);
+    });
+    expect_rejected("sgetrs ldb", -9, [&](Arrays& x) {
+        return tandem_sgetrs(C, 'N', 6, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 5);
+    });
+    expect_rejected("sgetrs ldb row-major", -9, [&](Arrays& x) {
+        return tandem_sgetrs(R, 'N', 6, 3, x.a.data(), 8, x.ipiv.data(), x.b.data(), 2);
+    });
 
-    expect_rejected("sgesv n", -2, [&](Arrays& x) { return tandem_sgesv(C, -1, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8); });
-    expect_rejected("sgesv nrhs", -3, [&](Arrays& x) { return tandem_sgesv(C, 6, -1, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8); });
-    expect_rejected("sgesv a", -4, [&](Arrays& x) { return tandem_sgesv(C, 6, 2, nullptr, 8, x.ipiv.data(), x.b.data(), 8); });
-    expect_rejected("sgesv lda", -5, [&](Arrays& x) { return tandem_sgesv(C, 6, 2, x.a.data(), 5, x.ipiv.data(), x.b.data(), 8); });
-    expect_rejected("sgesv ipiv", -6, [&](Arrays& x) { return tandem_sgesv(C, 6, 2, x.a.data(), 8, nullptr, x.b.data(), 8); });
-    expect_rejected("sgesv b", -7, [&](Arrays& x) { return tandem_sgesv(C, 6, 2, x.a.data(), 8, x.ipiv.data(), nullptr, 8); });
-    expect_rejected("sgesv ldb", -8, [&](Arrays& x) { return tandem_sgesv(C, 6, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 5); });
-    expect_rejected("sgesv ldb row-major", -8, [&](Arrays& x) { return tandem_sgesv(R, 6, 3, x.a.data(), 8, x.ipiv.data(), x.b.data(), 2); });
+    expect_rejected("sgesv n", -2, [&](Arrays& x) {
+        return tandem_sgesv(C, -1, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8);
+    });
+    expect_rejected("sgesv nrhs", -3, [&](Arrays& x) {
+        return tandem_sgesv(C, 6, -1, x.a.data(), 8, x.ipiv.data(), x.b.data(), 8);
+    });
+    expect_rejected("sgesv a", -4, [&](Arrays& x) {
+        return tandem_sgesv(C, 6, 2, nullptr, 8, x.ipiv.data(), x.b.data(), 8);
+    });
+    expect_rejected("sgesv lda", -5, [&](Arrays& x) {
+        return tandem_sgesv(C, 6, 2, x.a.data(), 5, x.ipiv.data(), x.b.data(), 8);
+    });
+    expect_rejected("sgesv ipiv", -6, [&](Arrays& x) {
+        return tandem_sgesv(C, 6, 2, x.a.data(), 8, nullptr, x.b.data(), 8);
+    });
+    expect_rejected("sgesv b", -7, [&](Arrays& x) {
+        return tandem_sgesv(C, 6, 2, x.a.data(), 8, x.ipiv.data(), nullptr, 8);
+    });
+    expect_rejected("sgesv ldb", -8, [&](Arrays& x) {
+        return tandem_sgesv(C, 6, 2, x.a.data(), 8, x.ipiv.data(), x.b.data(), 5);
+    });
+    expect_rejected("sgesv ldb row-major", -8, [&](Arrays& x) {
+        return tandem_sgesv(R, 6, 3, x.a.data(), 8, x.ipiv.data(), x.b.data(), 2);
+    });
 }
 
 // The last error belongs to the thread that made it.

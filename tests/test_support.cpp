@@ -20,7 +20,9 @@ class Uniform {
 public:
     explicit Uniform(uint64_t seed) : engine_(seed) {}
     double next() { return 2.0 * static_cast<double>(engine_() >> 11) * 0x1.0p-53 - 1.0; }
-    int64_t below(int64_t bound) { return static_cast<int64_t>(engine_() % static_cast<uint64_t>(bound)); }
+    int64_t below(int64_t bound) {
+        return static_cast<int64_t>(engine_() % static_cast<uint64_t>(bound));
+    }
 
 private:
     std::mt19937_64 engine_;
@@ -30,14 +32,16 @@ private:
 struct Dense {
     int64_t m, n;
     std::vector<double> v;
-    Dense(int64_t rows, int64_t cols) : m(rows), n(cols), v(static_cast<size_t>(rows * cols), 0.0) {}
+    Dense(int64_t rows, int64_t cols)
+        : m(rows), n(cols), v(static_cast<size_t>(rows * cols), 0.0) {}
     double& operator()(int64_t i, int64_t j) { return v[static_cast<size_t>(i + j * m)]; }
 };
 
 std::vector<float> to_float_padded(Dense& d, int64_t ld) {
     std::vector<float> out(static_cast<size_t>(ld * d.n), kPadding);
     for (int64_t j = 0; j < d.n; ++j)
-        for (int64_t i = 0; i < d.m; ++i) out[static_cast<size_t>(i + j * ld)] = static_cast<float>(d(i, j));
+        for (int64_t i = 0; i < d.m; ++i)
+            out[static_cast<size_t>(i + j * ld)] = static_cast<float>(d(i, j));
     return out;
 }
 
@@ -59,17 +63,23 @@ void make_column_dominant(Dense& d) {
 void scale_badly(Dense& d, Uniform& u) {
     constexpr int kMaxExponent = 26;
     std::vector<double> row(static_cast<size_t>(d.m)), col(static_cast<size_t>(d.n));
-    for (double& r : row) r = std::ldexp(1.0, static_cast<int>(u.below(2 * kMaxExponent + 1)) - kMaxExponent);
-    for (double& c : col) c = std::ldexp(1.0, static_cast<int>(u.below(2 * kMaxExponent + 1)) - kMaxExponent);
+    for (double& r : row)
+        r = std::ldexp(1.0, static_cast<int>(u.below(2 * kMaxExponent + 1)) - kMaxExponent);
+    for (double& c : col)
+        c = std::ldexp(1.0, static_cast<int>(u.below(2 * kMaxExponent + 1)) - kMaxExponent);
     for (int64_t j = 0; j < d.n; ++j)
-        for (int64_t i = 0; i < d.m; ++i) d(i, j) *= row[static_cast<size_t>(i)] * col[static_cast<size_t>(j)];
+        for (int64_t i = 0; i < d.m; ++i)
+            d(i, j) *= row[static_cast<size_t>(i)] * col[static_cast<size_t>(j)];
 }
 
 // d := (I - 2 v v^T / v^T v) d, with v random of length m.
 void reflect_rows(Dense& d, Uniform& u) {
     std::vector<double> v(static_cast<size_t>(d.m));
     double vv = 0.0;
-    for (double& x : v) { x = u.next(); vv += x * x; }
+    for (double& x : v) {
+        x = u.next();
+        vv += x * x;
+    }
     if (vv == 0.0) return;
     for (int64_t j = 0; j < d.n; ++j) {
         double w = 0.0;
@@ -83,10 +93,14 @@ void reflect_rows(Dense& d, Uniform& u) {
 void reflect_columns(Dense& d, Uniform& u) {
     std::vector<double> v(static_cast<size_t>(d.n)), w(static_cast<size_t>(d.m), 0.0);
     double vv = 0.0;
-    for (double& x : v) { x = u.next(); vv += x * x; }
+    for (double& x : v) {
+        x = u.next();
+        vv += x * x;
+    }
     if (vv == 0.0) return;
     for (int64_t j = 0; j < d.n; ++j)
-        for (int64_t i = 0; i < d.m; ++i) w[static_cast<size_t>(i)] += d(i, j) * v[static_cast<size_t>(j)];
+        for (int64_t i = 0; i < d.m; ++i)
+            w[static_cast<size_t>(i)] += d(i, j) * v[static_cast<size_t>(j)];
     for (int64_t j = 0; j < d.n; ++j)
         for (int64_t i = 0; i < d.m; ++i)
             d(i, j) -= 2.0 / vv * w[static_cast<size_t>(i)] * v[static_cast<size_t>(j)];
@@ -95,8 +109,10 @@ void reflect_columns(Dense& d, Uniform& u) {
 void make_ill_conditioned(Dense& d, Uniform& u) {
     const int64_t k = std::min(d.m, d.n);
     std::vector<double> s(static_cast<size_t>(k));
-    for (int64_t i = 0; i < k; ++i) s[static_cast<size_t>(i)] = k == 1 ? 1.0 : std::pow(10.0, -6.0 * double(i) / double(k - 1));
-    for (int64_t i = k - 1; i > 0; --i) std::swap(s[static_cast<size_t>(i)], s[static_cast<size_t>(u.below(i + 1))]);
+    for (int64_t i = 0; i < k; ++i)
+        s[static_cast<size_t>(i)] = k == 1 ? 1.0 : std::pow(10.0, -6.0 * double(i) / double(k - 1));
+    for (int64_t i = k - 1; i > 0; --i)
+        std::swap(s[static_cast<size_t>(i)], s[static_cast<size_t>(u.below(i + 1))]);
     std::fill(d.v.begin(), d.v.end(), 0.0);
     for (int64_t i = 0; i < k; ++i) d(i, i) = s[static_cast<size_t>(i)];
     for (int r = 0; r < 3; ++r) reflect_rows(d, u);
@@ -104,7 +120,9 @@ void make_ill_conditioned(Dense& d, Uniform& u) {
 }
 
 // A norm that is NaN when any entry is NaN (std::max would silently drop it).
-double max_or_nan(double best, double x) { return (std::isnan(best) || std::isnan(x)) ? std::nan("") : std::max(best, x); }
+double max_or_nan(double best, double x) {
+    return (std::isnan(best) || std::isnan(x)) ? std::nan("") : std::max(best, x);
+}
 
 // ||A||_1 (transposed = false) or ||A||_inf (true) of a column-major float matrix.
 double norm_of(int64_t m, int64_t n, const float* a, int64_t lda, bool transposed) {
@@ -118,7 +136,8 @@ double norm_of(int64_t m, int64_t n, const float* a, int64_t lda, bool transpose
     } else {
         std::vector<double> rows(static_cast<size_t>(m), 0.0);
         for (int64_t j = 0; j < n; ++j)
-            for (int64_t i = 0; i < m; ++i) rows[static_cast<size_t>(i)] += std::fabs(double(a[i + j * lda]));
+            for (int64_t i = 0; i < m; ++i)
+                rows[static_cast<size_t>(i)] += std::fabs(double(a[i + j * lda]));
         for (double r : rows) best = max_or_nan(best, r);
     }
     return best;
@@ -126,7 +145,8 @@ double norm_of(int64_t m, int64_t n, const float* a, int64_t lda, bool transpose
 
 double ratio(double residual_norm, double denominator) {
     if (std::isnan(residual_norm) || std::isnan(denominator)) return std::nan("");
-    if (denominator == 0.0) return residual_norm == 0.0 ? 0.0 : std::numeric_limits<double>::infinity();
+    if (denominator == 0.0)
+        return residual_norm == 0.0 ? 0.0 : std::numeric_limits<double>::infinity();
     return residual_norm / denominator;
 }
 
@@ -160,10 +180,14 @@ double solve_residual_op(bool transposed, int64_t n, int64_t nrhs, const float* 
 
 const char* kind_name(MatrixKind kind) {
     switch (kind) {
-        case MatrixKind::random: return "random";
-        case MatrixKind::diagonally_dominant: return "diagonally_dominant";
-        case MatrixKind::badly_scaled: return "badly_scaled";
-        case MatrixKind::ill_conditioned: return "ill_conditioned";
+        case MatrixKind::random:
+            return "random";
+        case MatrixKind::diagonally_dominant:
+            return "diagonally_dominant";
+        case MatrixKind::badly_scaled:
+            return "badly_scaled";
+        case MatrixKind::ill_conditioned:
+            return "ill_conditioned";
     }
     return "unknown";
 }
@@ -179,10 +203,20 @@ std::vector<float> make_matrix(int64_t m, int64_t n, int64_t ld, MatrixKind kind
     Uniform u(seed);
     Dense d(m, n);
     switch (kind) {
-        case MatrixKind::random: fill_random(d, u); break;
-        case MatrixKind::diagonally_dominant: fill_random(d, u); make_column_dominant(d); break;
-        case MatrixKind::badly_scaled: fill_random(d, u); scale_badly(d, u); break;
-        case MatrixKind::ill_conditioned: make_ill_conditioned(d, u); break;
+        case MatrixKind::random:
+            fill_random(d, u);
+            break;
+        case MatrixKind::diagonally_dominant:
+            fill_random(d, u);
+            make_column_dominant(d);
+            break;
+        case MatrixKind::badly_scaled:
+            fill_random(d, u);
+            scale_badly(d, u);
+            break;
+        case MatrixKind::ill_conditioned:
+            make_ill_conditioned(d, u);
+            break;
     }
     return to_float_padded(d, ld);
 }
@@ -233,7 +267,8 @@ std::vector<float> to_row_major(int64_t m, int64_t n, const float* a_colmajor, i
                                 int64_t ld_out) {
     std::vector<float> out(static_cast<size_t>(m * ld_out), kPadding);
     for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < n; ++j) out[static_cast<size_t>(i * ld_out + j)] = a_colmajor[i + j * lda];
+        for (int64_t j = 0; j < n; ++j)
+            out[static_cast<size_t>(i * ld_out + j)] = a_colmajor[i + j * lda];
     return out;
 }
 
@@ -241,7 +276,8 @@ std::vector<float> to_col_major(int64_t m, int64_t n, const float* a_rowmajor, i
                                 int64_t ld_out) {
     std::vector<float> out(static_cast<size_t>(ld_out * n), kPadding);
     for (int64_t j = 0; j < n; ++j)
-        for (int64_t i = 0; i < m; ++i) out[static_cast<size_t>(i + j * ld_out)] = a_rowmajor[i * lda + j];
+        for (int64_t i = 0; i < m; ++i)
+            out[static_cast<size_t>(i + j * ld_out)] = a_rowmajor[i * lda + j];
     return out;
 }
 

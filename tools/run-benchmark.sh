@@ -27,8 +27,8 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q 
   echo "run-benchmark: GPU found: $(nvidia-smi -L | head -1)"
 else
   # Sized for a 2-core laptop or CI box; LAPACK runs at every size.
-  sizes="${BENCH_SIZES:-512,1024,2048,3072,4096}"
-  sweep_args=(--cpu-max-n 4096)
+  sizes="${BENCH_SIZES:-512,1024,2048,3072,4096,6144}"
+  sweep_args=(--cpu-max-n 6144)
   echo "run-benchmark: no GPU found: CPU sweep only"
 fi
 

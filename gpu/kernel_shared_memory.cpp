@@ -1,0 +1,27 @@
+#include "gpu/kernel_shared_memory.hpp"
+
+#include <cuda_runtime.h>
+
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include "gpu/cuda_check.hpp"
+
+namespace tandem::gpu {
+
+void prepare_kernel_shared_memory(const void* kernel, int shared_bytes) {
+    int device = 0;
+    TANDEM_CUDA_CHECK(cudaGetDevice(&device));
+    static std::mutex mutex;
+    static std::set<std::pair<const void*, int>> prepared;  // (kernel, device)
+    std::lock_guard<std::mutex> lock(mutex);
+    if (prepared.count({kernel, device})) return;
+    TANDEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           shared_bytes));
+    TANDEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                           cudaSharedmemCarveoutMaxShared));
+    prepared.insert({kernel, device});
+}
+
+}  // namespace tandem::gpu

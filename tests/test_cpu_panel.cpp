@@ -1,0 +1,236 @@
+// tandem's own CPU panel (cpu/recursive_panel.hpp) against LAPACK's sgetrf on
+// the same panels. Oracles: LAPACK's INFO, the residual ||P A - L U|| / (m ||A||
+// eps) < 30, padding untouched, and LAPACK's pivots. Both codes pick the largest
+// |value| (first row on ties), but they round differently, so on two nearly equal
+// candidates they may pick different rows; pivots must then agree up to the
+// first difference, and there the two chosen |U(k,k)| must agree to rounding (a
+// wrong pivot shows as a gap, a near tie does not).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "cpu/recursive_panel.hpp"
+#include "lapack_oracle.hpp"
+#include "tandem/tandem.hpp"
+#include "test_support.hpp"
+
+namespace tandem::test {
+namespace {
+
+struct PanelCase {
+    int rows;
+    int width;
+    int threads;
+    int base_width;  // 0 = automatic
+};
+
+std::string describe(const PanelCase& c, uint64_t seed) {
+    return std::to_string(c.rows) + " x " + std::to_string(c.width) + ", threads " +
+           std::to_string(c.threads) + ", base width " + std::to_string(c.base_width) +
+           ", seed " + std::to_string(seed) + " (TANDEM_TEST_SEED reproduces it)";
+}
+
+int leading_dimension(const PanelCase& c) { return c.rows + 3; }
+
+struct PanelFactors {
+    std::vector<float> lu;
+    std::vector<int> ipiv;
+    int info = 0;
+};
+
+PanelFactors factor_copy(const PanelCase& c, const std::vector<float>& a) {
+    PanelFactors f{a, std::vector<int>(static_cast<size_t>(c.width), -7), 0};
+    PanelOptions options;
+    options.threads = c.threads;
+    options.base_width = c.base_width;
+    f.info = factor_panel_recursive(c.rows, c.width, f.lu.data(), leading_dimension(c),
+                                    f.ipiv.data(), options);
+    return f;
+}
+
+testing::AssertionResult pivots_match(const PanelFactors& ours, const LapackFactors& lapack,
+                                      int ld) {
+    const size_t width = ours.ipiv.size();
+    size_t k = 0;
+    while (k < width && ours.ipiv[k] == lapack.ipiv[k]) ++k;
+    if (k == width) return testing::AssertionSuccess();
+    const float ours_u = std::fabs(ours.lu[k + k * static_cast<size_t>(ld)]);
+    const float lapack_u = std::fabs(lapack.lu[k + k * static_cast<size_t>(ld)]);
+    const float gap = std::fabs(ours_u - lapack_u);
+    if (gap <= 1e-4f * std::max(ours_u, lapack_u))
+        return testing::AssertionSuccess() << "near tie at column " << k;
+    return testing::AssertionFailure()
+           << "pivot of column " << k << ": ours row " << ours.ipiv[k] << " (|U(k,k)| " << ours_u
+           << "), LAPACK row " << lapack.ipiv[k] << " (|U(k,k)| " << lapack_u << ")";
+}
+
+// Factors a copy of `a` and checks it against LAPACK; returns our factors.
+PanelFactors check_panel(const PanelCase& c, const std::vector<float>& a, bool compare_pivots) {
+    const int ld = leading_dimension(c);
+    const PanelFactors ours = factor_copy(c, a);
+    const LapackFactors lapack = lapack_getrf(c.rows, c.width, a, ld);
+    EXPECT_EQ(ours.info, lapack.info);
+    EXPECT_LT(factorization_residual(c.rows, c.width, a.data(), ld, ours.lu.data(), ld,
+                                     ours.ipiv.data()),
+              kResidualBound);
+    EXPECT_EQ(padding_changes(c.rows, c.width, ld, ours.lu.data()), 0);
+    if (compare_pivots) EXPECT_TRUE(pivots_match(ours, lapack, ld));
+    return ours;
+}
+
+PanelFactors check_random_panel(const PanelCase& c) {
+    const uint64_t seed = test_seed();
+    SCOPED_TRACE(describe(c, seed));
+    return check_panel(c, make_matrix(c.rows, c.width, leading_dimension(c), MatrixKind::random,
+                                      seed),
+                       true);
+}
+
+// Widths around the base case and group sizes, odd row counts; the big widths
+// with modest row counts (the residual check costs m n^2 / 2 in double).
+const PanelCase kShapes[] = {{1001, 1, 0, 0},  {999, 2, 0, 0},   {1003, 3, 0, 0},
+                             {777, 31, 0, 0},  {777, 32, 0, 0},  {777, 33, 0, 0},
+                             {513, 64, 0, 0},  {401, 100, 0, 0}, {383, 255, 0, 0},
+                             {300, 256, 0, 0}, {301, 257, 0, 0}, {601, 512, 0, 0},
+                             {1031, 1024, 0, 0}};
+
+// (threads, base width): automatic, the smallest groups, a base width that is
+// not a multiple of the group width, and a recursion down to single columns.
+struct Config {
+    int threads;
+    int base_width;
+};
+const Config kConfigs[] = {{4, 0}, {3, 16}, {2, 24}, {1, 1}};
+
+TEST(CpuPanel, MatchesLapackOverWidthsThreadsAndBaseWidths) {
+    for (const PanelCase& shape : kShapes) {
+        for (const Config& config : kConfigs) {
+            if (shape.width == 1024 && config.base_width == 1) continue;  // slow, adds nothing
+            check_random_panel({shape.rows, shape.width, config.threads, config.base_width});
+        }
+    }
+}
+
+TEST(CpuPanel, RowsEqualToWidth) {
+    for (const int n : {1, 2, 3, 17, 64, 100, 257})
+        for (const int base_width : {0, 16}) check_random_panel({n, n, 4, base_width});
+}
+
+TEST(CpuPanel, TinyPanelsAndMoreThreadsThanRows) {
+    const PanelCase cases[] = {{1, 1, 1, 0}, {2, 1, 1, 0}, {1, 1, 8, 0}, {2, 1, 8, 0},
+                               {3, 2, 8, 0}, {5, 5, 8, 0}, {5, 3, 8, 1}, {40, 7, 64, 0}};
+    for (const PanelCase& c : cases) check_random_panel(c);
+}
+
+// The threads split rows, never the arithmetic of a row: every thread count must
+// give the same factors bit for bit.
+TEST(CpuPanel, ThreadCountsGiveIdenticalFactors) {
+    const uint64_t seed = test_seed();
+    const PanelCase reference{997, 96, 1, 32};
+    SCOPED_TRACE(describe(reference, seed));
+    const std::vector<float> a =
+        make_matrix(reference.rows, reference.width, leading_dimension(reference),
+                    MatrixKind::random, seed);
+    const PanelFactors expected = check_panel(reference, a, true);
+    for (const int threads : {2, 3, 4, 7, 8}) {
+        SCOPED_TRACE("threads " + std::to_string(threads));
+        const PanelFactors f = factor_copy({reference.rows, reference.width, threads, 32}, a);
+        EXPECT_EQ(f.ipiv, expected.ipiv);
+        EXPECT_EQ(first_bit_difference(f.lu, expected.lu), -1);
+    }
+}
+
+TEST(CpuPanel, ZeroColumnsGiveLapacksInfo) {
+    const std::vector<std::vector<int>> zero_columns = {{0}, {50}, {99}, {17, 60}, {64, 65}};
+    for (const Config& config : {Config{3, 16}, Config{4, 0}}) {
+        const PanelCase c{403, 100, config.threads, config.base_width};
+        for (const std::vector<int>& columns : zero_columns) {
+            const uint64_t seed = test_seed();
+            SCOPED_TRACE(describe(c, seed) + ", first zero column " + std::to_string(columns[0]));
+            std::vector<float> a = make_matrix(c.rows, c.width, leading_dimension(c),
+                                               MatrixKind::random, seed);
+            for (const int j : columns)
+                std::fill_n(a.begin() + j * leading_dimension(c), c.rows, 0.0f);
+            const PanelFactors f = check_panel(c, a, true);
+            EXPECT_EQ(f.info, columns[0] + 1);
+            for (const int j : columns) EXPECT_EQ(f.ipiv[static_cast<size_t>(j)], j + 1);
+        }
+    }
+}
+
+TEST(CpuPanel, ZeroPanelKeepsDiagonalPivots) {
+    const PanelCase c{130, 40, 3, 16};
+    const std::vector<float> a(static_cast<size_t>(leading_dimension(c) * c.width), 0.0f);
+    const PanelFactors f = factor_copy(c, a);
+    EXPECT_EQ(f.info, 1);
+    for (int k = 0; k < c.width; ++k) EXPECT_EQ(f.ipiv[static_cast<size_t>(k)], k + 1);
+    EXPECT_EQ(first_bit_difference(f.lu, a), -1);
+}
+
+// Equal |values| in different threads' rows: the first row wins, as in isamax.
+TEST(CpuPanel, TiesGoToTheFirstRow) {
+    const uint64_t seed = test_seed();
+    const PanelCase c{1000, 8, 4, 0};
+    SCOPED_TRACE(describe(c, seed));
+    std::vector<float> a =
+        make_matrix(c.rows, c.width, leading_dimension(c), MatrixKind::random, seed);
+    for (int i = 0; i < c.rows; ++i) a[static_cast<size_t>(i)] *= 0.5f;
+    a[900] = 1.0f;
+    a[300] = -1.0f;
+    a[301] = 1.0f;
+    a[700] = -1.0f;
+    const PanelFactors f = check_panel(c, a, true);
+    EXPECT_EQ(f.ipiv[0], 301);
+}
+
+// A pivot below sfmin (1 / pivot overflows): LAPACK divides instead of scaling.
+TEST(CpuPanel, TinyPivotDividesInsteadOfScaling) {
+    const uint64_t seed = test_seed();
+    const PanelCase c{300, 4, 2, 0};
+    SCOPED_TRACE(describe(c, seed));
+    std::vector<float> a =
+        make_matrix(c.rows, c.width, leading_dimension(c), MatrixKind::random, seed);
+    for (int i = 0; i < c.rows; ++i) a[static_cast<size_t>(i)] = std::ldexp(a[i], -130);
+    // LAPACK's own scaling here is not the oracle: some builds multiply by an
+    // infinite 1 / pivot.
+    const PanelFactors f = check_panel(c, a, false);
+    std::vector<float> column(a.begin(), a.begin() + c.rows);  // P applied to column 0
+    for (int k = 0; k < c.width; ++k)
+        std::swap(column[static_cast<size_t>(k)], column[static_cast<size_t>(f.ipiv[k] - 1)]);
+    for (int i = 1; i < c.rows; ++i) {
+        ASSERT_TRUE(std::isfinite(f.lu[static_cast<size_t>(i)])) << "row " << i;
+        EXPECT_EQ(f.lu[static_cast<size_t>(i)], column[static_cast<size_t>(i)] / column[0])
+            << "row " << i;
+    }
+}
+
+TEST(CpuPanel, OtherMatrixKinds) {
+    const PanelCase c{517, 130, 3, 32};
+    for (const MatrixKind kind : {MatrixKind::diagonally_dominant, MatrixKind::badly_scaled,
+                                  MatrixKind::ill_conditioned}) {
+        const uint64_t seed = test_seed();
+        SCOPED_TRACE(describe(c, seed) + ", " + kind_name(kind));
+        const std::vector<float> a =
+            make_matrix(c.rows, c.width, leading_dimension(c), kind, seed);
+        const PanelFactors f = check_panel(c, a, kind != MatrixKind::ill_conditioned);
+        if (kind == MatrixKind::diagonally_dominant)
+            for (int k = 0; k < c.width; ++k) EXPECT_EQ(f.ipiv[static_cast<size_t>(k)], k + 1);
+    }
+}
+
+TEST(CpuPanel, RejectsInvalidPanels) {
+    std::vector<float> a(100, 1.0f);
+    std::vector<int> ipiv(10);
+    EXPECT_THROW(factor_panel_recursive(5, 6, a.data(), 10, ipiv.data()), Error);  // rows < width
+    EXPECT_THROW(factor_panel_recursive(10, 2, a.data(), 9, ipiv.data()), Error);  // ld < rows
+    EXPECT_THROW(factor_panel_recursive(10, 0, a.data(), 10, ipiv.data()), Error);
+    PanelOptions negative;
+    negative.threads = -1;
+    EXPECT_THROW(factor_panel_recursive(10, 2, a.data(), 10, ipiv.data(), negative), Error);
+}
+
+}  // namespace
+}  // namespace tandem::test

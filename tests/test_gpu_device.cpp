@@ -1,0 +1,228 @@
+// The CUDA device's data movement, against plain host reference loops:
+// transposing uploads and downloads, row interchanges (laswp), events and
+// queues, contract and memory errors, the caller's current device. Skips when
+// no CUDA device is usable. Outputs are poisoned with NaN before each call.
+// The arithmetic (U12, A22, solve) is in test_gpu_device_math.cpp.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "tests/gpu_device_fixture.hpp"
+
+namespace tandem::test {
+namespace {
+
+TEST_F(GpuDevice, UploadDownloadRoundTripsOddShapesAtOffsets) {
+    SCOPED_TRACE(seed_note());
+    struct Shape { int64_t rows, cols, r0, c0; };
+    for (const Shape s : {Shape{1, 1, 0, 0}, Shape{7, 3, 2, 5}, Shape{33, 65, 1, 3},
+                          Shape{1000, 129, 17, 40}}) {
+        SCOPED_TRACE(std::to_string(s.rows) + " x " + std::to_string(s.cols));
+        const int64_t m = s.r0 + s.rows + 3, n = s.c0 + s.cols + 2;
+        device_->allocate(m, n, 8);
+        // Background through pinned memory on the compute queue, the block through
+        // pageable memory on the transfer queue, ordered by events.
+        float* pinned = device_->host_alloc(m * n);
+        const Vec background = random(m * n);
+        std::copy(background.begin(), background.end(), pinned);
+        device_->upload(Queue::compute, pinned, m, 0, 0, m, n);
+        device_->wait(Queue::transfer, device_->record(Queue::compute));
+        const int64_t ldb = s.rows + 5;
+        const Vec block = random(ldb * s.cols);
+        device_->upload(Queue::transfer, block.data(), ldb, s.r0, s.c0, s.rows, s.cols);
+        device_->wait(Queue::compute, device_->record(Queue::transfer));
+
+        const int64_t ldw = m + 2;  // whole storage, with poisoned padding rows
+        Vec whole(static_cast<size_t>(ldw * n), kNaN);
+        device_->download(Queue::compute, whole.data(), ldw, 0, 0, m, n);
+        device_->synchronize();  // before the pinned buffer is reused
+        const int64_t ldp = s.rows + 3;  // the block alone, into pinned memory
+        std::fill(pinned, pinned + ldp * s.cols, kNaN);
+        device_->download(Queue::transfer, pinned, ldp, s.r0, s.c0, s.rows, s.cols);
+        device_->synchronize();
+
+        int64_t wrong = 0;
+        for (int64_t j = 0; j < n; ++j)
+            for (int64_t i = 0; i < ldw; ++i) {
+                const bool in_block = i >= s.r0 && i < s.r0 + s.rows && j >= s.c0 &&
+                                      j < s.c0 + s.cols;
+                const float got = whole[i + j * ldw];
+                if (i >= m) wrong += !std::isnan(got);
+                else if (in_block) wrong += got != block[(i - s.r0) + (j - s.c0) * ldb];
+                else wrong += got != background[i + j * m];
+            }
+        for (int64_t j = 0; j < s.cols; ++j)
+            for (int64_t i = 0; i < ldp; ++i)
+                wrong += i < s.rows ? pinned[i + j * ldp] != block[i + j * ldb]
+                                    : !std::isnan(pinned[i + j * ldp]);
+        device_->host_free(pinned);
+        EXPECT_EQ(wrong, 0);
+    }
+}
+
+// Large blocks go in column chunks; pageable ones also through the pinned
+// bounce buffers, which the host and the copy engine use in turn.
+TEST_F(GpuDevice, UploadDownloadInChunksPageableAndPinned) {
+    SCOPED_TRACE(seed_note());
+    struct Shape { int64_t rows, cols; };
+    for (const Shape s : {Shape{3, 400000}, Shape{4000, 3000}})
+        for (const bool pinned : {false, true}) {
+            SCOPED_TRACE(std::to_string(s.rows) + " x " + std::to_string(s.cols) +
+                         (pinned ? " pinned" : " pageable"));
+            device_->allocate(s.rows, s.cols, 8);
+            const int64_t ld = s.rows + 3, count = ld * s.cols;
+            Vec pageable(pinned ? 0 : count);
+            float* host = pinned ? device_->host_alloc(count) : pageable.data();
+            const Vec a = random(count);
+            std::copy(a.begin(), a.end(), host);
+            device_->upload(Queue::transfer, host, ld, 0, 0, s.rows, s.cols);
+            device_->synchronize();
+            std::fill(host, host + count, kNaN);
+            device_->download(Queue::transfer, host, ld, 0, 0, s.rows, s.cols);
+            device_->synchronize();
+            int64_t wrong = 0;
+            for (int64_t j = 0; j < s.cols; ++j)
+                for (int64_t i = 0; i < ld; ++i)
+                    wrong += i < s.rows ? host[i + j * ld] != a[i + j * ld]
+                                        : !std::isnan(host[i + j * ld]);
+            if (pinned) device_->host_free(host);
+            EXPECT_EQ(wrong, 0);
+        }
+}
+
+// Reference laswp on a column-major copy: columns c0 .. c0+cols, k = k1 .. k2-1 in order.
+void reference_laswp(Vec& a, int64_t ld, int64_t c0, int64_t cols, int64_t k1, int64_t k2,
+                     const std::vector<int>& ipiv) {
+    for (int64_t k = k1; k < k2; ++k)
+        for (int64_t j = c0; j < c0 + cols; ++j) std::swap(a[k + j * ld], a[ipiv[k] - 1 + j * ld]);
+}
+
+TEST_F(GpuDevice, SwapRowsMatchesReferenceLaswp) {
+    SCOPED_TRACE(seed_note());
+    struct Case { int64_t m, n, c0, cols, k1, k2; bool lapack_like; };
+    // The second case needs two launches (> 1000 swaps) and repeats rows, so the
+    // order of the swaps matters.
+    for (const Case c : {Case{300, 170, 5, 145, 20, 84, true}, Case{2500, 40, 0, 40, 100, 1300, false}}) {
+        device_->allocate(c.m, c.n, 16);
+        Vec expected = fill_storage(c.m, c.n);
+        std::vector<int> ipiv(static_cast<size_t>(c.m), 0);
+        for (int64_t k = c.k1; k < c.k2; ++k) {
+            const int64_t low = c.lapack_like ? k : 0;
+            ipiv[k] = static_cast<int>(std::uniform_int_distribution<int64_t>(low, c.m - 1)(rng_)) + 1;
+            if (k % 7 == 0) ipiv[k] = static_cast<int>(k) + 1;  // no interchange
+        }
+        reference_laswp(expected, c.m, c.c0, c.cols, c.k1, c.k2, ipiv);
+        device_->swap_rows(Queue::compute, c.c0, c.cols, c.k1, c.k2, ipiv.data());
+        std::fill(ipiv.begin(), ipiv.end(), -5);  // the device has copied what it needs
+        EXPECT_EQ(first_bit_difference(read_storage(c.m, c.n), expected), -1)
+            << "m = " << c.m << ", k1..k2 = " << c.k1 << ".." << c.k2;
+    }
+}
+
+TEST_F(GpuDevice, EventsOrderTheQueues) {
+    SCOPED_TRACE(seed_note());
+    const int64_t m = 512, n = 300;
+    device_->allocate(m, n, 8);
+    const Event origin = device_->record(Queue::compute);
+    const Vec a = random(m * n);
+    device_->upload(Queue::transfer, a.data(), m, 0, 0, m, n);
+    const Event uploaded = device_->record(Queue::transfer);
+    device_->wait(Queue::compute, uploaded);
+    Vec out(a.size(), kNaN);
+    device_->download(Queue::compute, out.data(), m, 0, 0, m, n);
+    const Event downloaded = device_->record(Queue::compute);
+    device_->synchronize(downloaded);
+    EXPECT_EQ(first_bit_difference(out, a), -1);
+    // Times are relative to the first event since allocate(); `downloaded` waited for `uploaded`.
+    EXPECT_EQ(device_->seconds_at(origin), 0.0);
+    EXPECT_GE(device_->seconds_at(downloaded), device_->seconds_at(uploaded) - 1e-6);
+    EXPECT_GE(device_->seconds_at(uploaded), -1e-6);
+    // Handles from before allocate() are gone.
+    device_->allocate(m, n, 8);
+    try {
+        device_->wait(Queue::compute, downloaded);
+        ADD_FAILURE() << "an event from before allocate() was accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), TANDEM_ERROR_INTERNAL) << e.what();
+    }
+}
+
+TEST_F(GpuDevice, ContractViolationsAreInternalErrors) {
+    device_->allocate(64, 32, 8);
+    Vec host(64 * 32, 0.0f);
+    std::vector<int> ipiv(64, 1);
+    ipiv[3] = 65;  // beyond the last row
+    auto expect_internal = [](const char* what, auto&& call) {
+        try {
+            call();
+            ADD_FAILURE() << what << " was accepted";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.code(), TANDEM_ERROR_INTERNAL) << what << ": " << e.what();
+        }
+    };
+    expect_internal("upload past the last column", [&] {
+        device_->upload(Queue::compute, host.data(), 64, 0, 1, 64, 32);
+    });
+    expect_internal("download with ldh < rows", [&] {
+        device_->download(Queue::compute, host.data(), 10, 0, 0, 64, 1);
+    });
+    expect_internal("pivot outside the storage", [&] {
+        device_->swap_rows(Queue::compute, 0, 32, 0, 8, ipiv.data());
+    });
+    device_->receive_panel(Queue::compute, host.data(), 64, 64, 8, nullptr, 8);
+    expect_internal("inverse path without inv(L11)", [&] {
+        device_->form_u12(Queue::compute, 0, 8, 8, 24, true);
+    });
+    expect_internal("update wider than the panel", [&] {
+        device_->update_trailing(Queue::compute, 0, 9, 10, 8, 24);
+    });
+    device_->synchronize();
+}
+
+TEST_F(GpuDevice, AllocateReportsOutOfMemoryAndStaysUsable) {
+    try {
+        device_->allocate(int64_t(1) << 22, int64_t(1) << 20, 256);  // 16 TiB
+        ADD_FAILURE() << "a 16 TiB allocation succeeded";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), TANDEM_ERROR_OUT_OF_MEMORY);
+        const std::string what = e.what();
+        EXPECT_NE(what.find("4194304 x 1048576"), std::string::npos) << what;
+        EXPECT_NE(what.find("GiB"), std::string::npos) << what;
+        EXPECT_NE(what.find("free"), std::string::npos) << what;
+    }
+    device_->allocate(40, 30, 8);
+    const Vec a = fill_storage(40, 30);
+    EXPECT_EQ(first_bit_difference(read_storage(40, 30), a), -1);
+}
+
+TEST_F(GpuDevice, KeepsTheCallersCurrentDevice) {
+    const int count = gpu::device_count();
+    // With two GPUs, make the other one current: every call must put it back.
+    const int callers = count > 1 ? 1 : 0;
+    ASSERT_EQ(cudaSetDevice(callers), cudaSuccess);
+    auto dev = gpu::make_cuda_device(0);
+    dev->allocate(16, 16, 4);
+    const Vec a = random(16 * 16);
+    dev->upload(Queue::transfer, a.data(), 16, 0, 0, 16, 16);
+    dev->synchronize(dev->record(Queue::transfer));
+    float* pinned = dev->host_alloc(4);
+    dev->host_free(pinned);
+    dev.reset();
+    int current = -1;
+    ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
+    EXPECT_EQ(current, callers);
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    try {
+        gpu::make_cuda_device(count);
+        ADD_FAILURE() << "device " << count << " of " << count << " was made";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), TANDEM_ERROR_BACKEND_UNAVAILABLE) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace tandem::test
