@@ -5,8 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "bench/gemm_bench.hpp"
 #include "bench/lu_args.hpp"
 #include "bench/lu_sweep.hpp"
+#include "bench/panel_bench.hpp"
 
 namespace {
 
@@ -16,11 +18,29 @@ struct Mode {
     int (*run)(const std::vector<std::string>& args, const std::string& command_line);
 };
 
-// Later modes (gemm kernels, --tune of the block sizes, --plan of a blocking
-// plan) are one more row here and a run function of their own.
+// The panel mode takes main()-style arguments (argv[0] = the mode's name).
+int run_panel_mode(const std::vector<std::string>& args, const std::string&) {
+    std::vector<std::string> words{"panel"};
+    words.insert(words.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& word : words) argv.push_back(word.data());
+    return tandem_bench::run_panel_bench(static_cast<int>(argv.size()), argv.data());
+}
+
+// `tandem-bench --tune` is the gemm mode's autotuner.
+int run_tune_mode(const std::vector<std::string>& args, const std::string& command_line) {
+    std::vector<std::string> with_tune{"--tune"};
+    with_tune.insert(with_tune.end(), args.begin(), args.end());
+    return tandem_bench::run_gemm_mode(with_tune, command_line);
+}
+
 const Mode modes[] = {
     {"lu", "sweep n: tandem sgetrf vs LAPACK (CPU) vs cuSOLVER (GPU) [default]",
      tandem_bench::run_lu_mode},
+    {"gemm", "tandem's SGEMM kernels vs cuBLAS on the LU shapes; --tune runs the autotuner",
+     tandem_bench::run_gemm_mode},
+    {"panel", "CPU panel factorization: tandem's recursive panel vs LAPACK sgetrf",
+     run_panel_mode},
 };
 
 void print_usage(std::ostream& os) {
@@ -46,6 +66,14 @@ int main(int argc, char** argv) {
     } else if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
         print_usage(std::cout);
         return 0;
+    } else if (!args.empty() && args[0] == "--tune") {
+        args.erase(args.begin());
+        try {
+            return run_tune_mode(args, command_line);
+        } catch (const std::exception& error) {
+            std::cerr << "tandem-bench: " << error.what() << "\n";
+            return 1;
+        }
     }
     for (const Mode& mode : modes) {
         if (mode_name == mode.name) {

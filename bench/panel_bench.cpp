@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include <iostream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/panel_check.hpp"
@@ -117,6 +119,25 @@ std::string format(const char* pattern, double value) {
     return text;
 }
 
+// Seconds of each of `repeats` timed runs after one warm-up; `restore` (not timed)
+// runs before each.
+template <class Restore, class Factor>
+std::vector<double> time_runs(int repeats, Restore restore, Factor factor) {
+    std::vector<double> seconds;
+    for (int run = 0; run <= repeats; ++run) {  // run 0 warms up caches, pages, threads
+        restore();
+        const double start = wall_seconds();
+        factor();
+        const double stop = wall_seconds();
+        if (run > 0) seconds.push_back(stop - start);
+    }
+    return seconds;
+}
+
+// Idle threads of one pool keep spinning for a while (OpenMP's for milliseconds,
+// OpenBLAS's for about 0.1 s): each code's runs start once the other's are asleep.
+void let_threads_settle() { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }
+
 PanelResult measure(const PanelArgs& args, PanelShape s) {
     const std::size_t count = static_cast<std::size_t>(s.rows) * s.width;
     const std::vector<float> original = random_panel(s.rows, s.width, args.seed);
@@ -127,26 +148,24 @@ PanelResult measure(const PanelArgs& args, PanelShape s) {
     options.threads = args.threads;
     options.base_width = args.base_width;
 
-    std::vector<double> ours_seconds, lapack_seconds;
-    for (int run = 0; run <= args.repeats; ++run) {  // run 0 warms up caches, pages, threads
-        // The two codes alternate so that both see the same machine state.
-        std::memcpy(ours.data(), original.data(), count * sizeof(float));
-        double start = wall_seconds();
-        tandem::factor_panel_recursive(s.rows, s.width, ours.data(), s.rows, ours_ipiv.data(),
-                                       options);
-        double stop = wall_seconds();
-        if (run > 0) ours_seconds.push_back(stop - start);
-
-        std::memcpy(theirs.data(), original.data(), count * sizeof(float));
-        start = wall_seconds();
-        const lapack_int info = LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, s.rows, s.width,
-                                                    theirs.data(), s.rows, lapack_ipiv.data());
-        stop = wall_seconds();
-        if (info < 0)
-            throw std::runtime_error("LAPACKE_sgetrf_work rejected argument " +
-                                     std::to_string(-info));
-        if (run > 0) lapack_seconds.push_back(stop - start);
-    }
+    let_threads_settle();
+    const std::vector<double> lapack_seconds = time_runs(
+        args.repeats,
+        [&] { std::memcpy(theirs.data(), original.data(), count * sizeof(float)); },
+        [&] {
+            const lapack_int info = LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, s.rows, s.width,
+                                                        theirs.data(), s.rows, lapack_ipiv.data());
+            if (info < 0)
+                throw std::runtime_error("LAPACKE_sgetrf_work rejected argument " +
+                                         std::to_string(-info));
+        });
+    let_threads_settle();
+    const std::vector<double> ours_seconds = time_runs(
+        args.repeats, [&] { std::memcpy(ours.data(), original.data(), count * sizeof(float)); },
+        [&] {
+            tandem::factor_panel_recursive(s.rows, s.width, ours.data(), s.rows, ours_ipiv.data(),
+                                           options);
+        });
     const PanelResidual residual(s.rows, s.width, original.data(), args.seed + 1);
     return {s,
             median(ours_seconds),

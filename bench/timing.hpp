@@ -26,9 +26,8 @@ inline double median(std::vector<double> values) {
 
 // Runs run(false) as warm-up, then run(true) `repeats` times; `run` times its own
 // region and records it when told it is timed. The warm-up lasts at least one run
-// and at least min_warmup_seconds: for small n one run is too short to lift the
-// clocks or to outlast OpenMP threads still spinning after the previous
-// parallel region (which on few cores steal the core BLAS wants).
+// and at least min_warmup_seconds: for small n one run (well under a millisecond)
+// is too short to bring clocks, BLAS threads and caches to their steady state.
 constexpr double min_warmup_seconds = 0.2;
 constexpr int max_warmup_runs = 100;
 

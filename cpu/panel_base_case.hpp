@@ -1,8 +1,7 @@
-// The cache-resident parallel base case of the recursive CPU panel
-// (recursive_panel.cpp): LU with partial pivoting of a tall, narrow block of
-// columns by one OpenMP team in which every thread owns a contiguous block of
-// rows for the whole base case, so its rows stay in its own cache from the first
-// column to the last.
+// The cache-resident base case of the CPU panel (recursive_panel.cpp): LU with
+// partial pivoting of a tall, narrow block of columns by the panel's whole team,
+// each thread on its own block of rows (panel_team.hpp), which stays in its own
+// cache from one column to the next.
 #ifndef TANDEM_CPU_PANEL_BASE_CASE_HPP
 #define TANDEM_CPU_PANEL_BASE_CASE_HPP
 
@@ -10,22 +9,26 @@
 #include <cstdint>
 #include <vector>
 
+#include "cpu/panel_team.hpp"
+
 namespace tandem {
 
 // Rows a thread must own for one more thread to pay for itself: below this the
-// per-column barrier costs more than the thread's share of the work saves.
+// per-column synchronization costs more than the thread's share of the work saves.
 constexpr int64_t kMinRowsPerThread = 32;
 
-// Memory shared by the team of a base case, allocated once per panel and reused
-// by every base case of it: per thread and column parity, its pivot candidate
-// and a copy of the candidate's row, plus a copy of the diagonal row.
+// Memory the team shares, allocated once per panel (the flags count columns of
+// the panel, so one workspace serves exactly one panel): per thread and column
+// parity its pivot candidate and a copy of the candidate's row, a copy of the
+// diagonal row, per thread how far it got, and the panel's INFO.
 class BaseCaseWorkspace {
 public:
     BaseCaseWorkspace(int max_threads, int max_width);
 
-    struct alignas(64) Candidate {  // one cache line each: written by one thread
-        float value;
-        int64_t row;
+    struct alignas(64) Candidate {  // one cache line each, written by one thread
+        SyncFlag column;  // the panel column this candidate is for, published last
+        float value = -1.0f;
+        int64_t row = -1;
     };
 
     int max_threads() const { return max_threads_; }
@@ -35,27 +38,41 @@ public:
     }
     float* candidate_row(int parity, int thread) { return row_copy(parity, thread); }
     float* diagonal_row(int parity) { return row_copy(parity, max_threads_); }
+    // The last panel column whose elimination step `thread` has finished.
+    SyncFlag& finished_column(int thread) { return finished_[static_cast<size_t>(thread)]; }
+    // The last column of the last group whose rows of U right of it are solved.
+    SyncFlag solved_group;
+
+    // LAPACK's INFO: the first exactly zero pivot (1-based panel column), or 0.
+    // Written by thread 0 only; columns are factored in increasing order.
+    int info = 0;
 
 private:
+    struct alignas(64) Line {
+        float v[16];
+    };
+
     float* row_copy(int parity, int slot) {
-        return rows_.data() + (static_cast<size_t>(parity) * (max_threads_ + 1) + slot) * row_stride_;
+        return rows_[(static_cast<size_t>(parity) * (max_threads_ + 1) + slot) * lines_per_row_].v;
     }
 
     int max_threads_;
     int max_width_;
-    int64_t row_stride_;  // max_width rounded up to whole cache lines
+    size_t lines_per_row_;
     std::vector<Candidate> candidates_;
-    std::vector<float> rows_;
+    std::vector<SyncFlag> finished_;
+    std::vector<Line> rows_;
 };
 
-// LU with partial pivoting of the rows x width column-major block a (ld), rows >=
-// width, width <= workspace.max_width(), by a team of at most `threads` (<=
-// workspace.max_threads()) threads. Row interchanges are applied across the
-// block's full width. ipiv receives `width` 1-based pivots relative to a's first
-// row. Returns LAPACK's info for the block (0, or the 1-based column of the first
-// exactly zero pivot; the factorization goes on past it, as sgetf2 does).
-int factor_base_case(int64_t rows, int width, float* a, int64_t ld, int* ipiv, int threads,
-                     BaseCaseWorkspace& workspace);
+// LU with partial pivoting of columns [first, first + width) and rows [first,
+// rows) of the column-major panel (ld), width <= workspace.max_width(), by the
+// whole team: every thread of the enclosing parallel region calls it with its
+// TeamMember (team size <= workspace.max_threads()). Row interchanges are applied
+// across these `width` columns only. Thread 0 writes ipiv[first .. first+width)
+// (1-based panel rows) and records a zero pivot in workspace.info. Ends with a
+// barrier: afterwards every thread may read the whole block and ipiv.
+void factor_base_case(const TeamMember& me, int64_t rows, int first, int width, float* panel,
+                      int64_t ld, int* ipiv, BaseCaseWorkspace& workspace);
 
 }  // namespace tandem
 

@@ -151,24 +151,64 @@ TANDEM_INLINE void update_column_any_k(int64_t n, int k, const float* __restrict
     }
 }
 
+// Four columns of c at once, c(., r) -= sum_p l(., p) * coef[p][r]: each vector of
+// l is loaded once for 4 FMAs, and the 4 accumulators are independent chains.
+template <int K>
+TANDEM_INLINE void update_four_columns(int64_t n, const float* __restrict l, int64_t ld,
+                                       const float (*coef)[4], float* __restrict c) {
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+        vfloat s0 = load(c + i), s1 = load(c + ld + i), s2 = load(c + 2 * ld + i),
+               s3 = load(c + 3 * ld + i);
+        for (int p = 0; p < K; ++p) {
+            const vfloat x = load(l + p * ld + i);
+            s0 -= x * coef[p][0];
+            s1 -= x * coef[p][1];
+            s2 -= x * coef[p][2];
+            s3 -= x * coef[p][3];
+        }
+        store(c + i, s0);
+        store(c + ld + i, s1);
+        store(c + 2 * ld + i, s2);
+        store(c + 3 * ld + i, s3);
+    }
+    for (; i < n; ++i) {
+        for (int r = 0; r < 4; ++r) {
+            float s = c[r * ld + i];
+            for (int p = 0; p < K; ++p) s -= l[p * ld + i] * coef[p][r];
+            c[r * ld + i] = s;
+        }
+    }
+}
+
+template <int K, bool kTrack>
+TANDEM_INLINE void update_one_column(int64_t n, const float* l, const float* u, float* c,
+                                     int64_t ld, int64_t row0, CandidateTracker& tracker) {
+    float coef[K];
+    for (int p = 0; p < K; ++p) coef[p] = u[p];
+    update_column<K, kTrack>(n, l, ld, coef, c, row0, tracker);
+}
+
 template <int K>
 TANDEM_INLINE PivotCandidate update_with_fixed_group(int64_t n, const float* l, const float* u,
                                                      float* c, int64_t ld, int ncols) {
+    if (ncols == 0) return PivotCandidate{};
     CandidateTracker tracker;
     for (int64_t i0 = 0; i0 < n; i0 += kChunkRows) {
         const int64_t len = std::min(kChunkRows, n - i0);
-        for (int q = 0; q < ncols; ++q) {
-            float coef[K];
-            for (int p = 0; p < K; ++p) coef[p] = u[p + q * ld];
-            float* cq = c + q * ld + i0;
-            if (q == 0) {
-                update_column<K, true>(len, l + i0, ld, coef, cq, i0, tracker);
-            } else {
-                update_column<K, false>(len, l + i0, ld, coef, cq, i0, tracker);
-            }
+        // Column 0 alone, tracking the next pivot; then fours; then the rest.
+        update_one_column<K, true>(len, l + i0, u, c + i0, ld, i0, tracker);
+        int q = 1;
+        for (; q + 4 <= ncols; q += 4) {
+            float coef[K][4];
+            for (int p = 0; p < K; ++p)
+                for (int r = 0; r < 4; ++r) coef[p][r] = u[p + (q + r) * ld];
+            update_four_columns<K>(len, l + i0, ld, coef, c + q * ld + i0);
         }
+        for (; q < ncols; ++q)
+            update_one_column<K, false>(len, l + i0, u + q * ld, c + q * ld + i0, ld, i0, tracker);
     }
-    return ncols > 0 ? tracker.result() : PivotCandidate{};
+    return tracker.result();
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "cpu/recursive_panel.hpp"
 
 #include <cblas.h>
-#include <lapacke.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -21,10 +20,14 @@
 //                    5. factor A22 (n2 columns), recursively
 //                    6. apply its row interchanges to [A11; A21] below A12
 //
-// Steps 2-4 and 6 run on the BLAS library's threads, outside any OpenMP region
-// (BLAS called from inside one would oversubscribe the cores); the leaves, at
-// most base_width columns, are the OpenMP base case. The GEMMs carry most of the
-// flops; the base case keeps the narrow, bandwidth-bound columns in cache.
+// One OpenMP team runs the whole panel, each thread owning the same contiguous
+// block of rows throughout (panel_base_case.hpp): the leaves (at most base_width
+// columns) are the cache-resident base case, and in steps 2-4 and 6 each thread
+// calls single-threaded BLAS on its own share: columns of the interchanges and of
+// the TRSM, its rows of the GEMM, which are the rows it factors next, still in
+// its cache. The BLAS library's own threads stay out of it: two thread pools on
+// the same cores (OpenMP threads spinning between regions while OpenBLAS's run,
+// and the reverse) cost more than either pool's work.
 
 namespace tandem {
 namespace {
@@ -34,16 +37,15 @@ struct Panel {
     float* a;
     int64_t ld;
     int* ipiv;
-    int threads;
     int base_width;
     BaseCaseWorkspace* workspace;
 
-    float* at(int64_t row, int col) const { return a + row + col * ld; }
+    float* at(int64_t row, int64_t col) const { return a + row + col * ld; }
 };
 
 // Past kMinRowsPerThread rows each, threads no longer pay for their barriers.
-int base_case_threads(const Panel& p, int64_t rows) {
-    return static_cast<int>(std::clamp<int64_t>(rows / kMinRowsPerThread, 1, p.threads));
+int team_size(int64_t rows, int threads) {
+    return static_cast<int>(std::clamp<int64_t>(rows / kMinRowsPerThread, 1, threads));
 }
 
 // Largest power of two in 16 .. 128 whose block of one thread's rows fits
@@ -58,42 +60,54 @@ int automatic_base_width(int64_t rows, int width, int threads) {
     return std::min(base, width);
 }
 
-// Rows k of columns [first_col, first_col + cols) swapped with rows ipiv[k] - 1,
-// for k = first_pivot .. first_pivot + count - 1 in order (pivots are 1-based
-// panel rows, as LAPACK's slaswp takes them).
-void apply_swaps(const Panel& p, int first_col, int cols, int first_pivot, int count) {
-    if (cols == 0 || count == 0) return;
-    const lapack_int info = LAPACKE_slaswp_work(LAPACK_COL_MAJOR, cols, p.at(0, first_col),
-                                                static_cast<lapack_int>(p.ld), first_pivot + 1,
-                                                first_pivot + count, p.ipiv, 1);
-    if (info != 0)
-        throw Error(TANDEM_ERROR_INTERNAL,
-                    "LAPACKE_slaswp_work (panel) failed with info " + std::to_string(info));
+// My contiguous share of `count` items split over the team.
+struct Share {
+    int first;
+    int count;
+};
+
+Share my_share(const TeamMember& me, int count) {
+    const int base = count / me.size();
+    const int extra = count % me.size();
+    return {me.id * base + std::min(me.id, extra), base + (me.id < extra ? 1 : 0)};
 }
 
-// A12 = inv(L11) * A12, L11 the unit lower n1 x n1 block at (first, first).
-void solve_top_right(const Panel& p, int first, int n1, int n2) {
-    cblas_strsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, n1, n2, 1.0f,
-                p.at(first, first), static_cast<int>(p.ld), p.at(first, first + n1),
-                static_cast<int>(p.ld));
+// Interchanges first_pivot .. first_pivot + count - 1 (rows k and ipiv[k] - 1, in
+// order, as LAPACK's slaswp) applied to my share of columns [first_col,
+// first_col + cols). Ends with a barrier.
+void apply_swaps(const TeamMember& me, const Panel& p, int first_col, int cols, int first_pivot,
+                 int count) {
+    const Share mine = my_share(me, cols);
+    for (int c = first_col + mine.first; c < first_col + mine.first + mine.count; ++c) {
+        float* column = p.at(0, c);
+        for (int k = first_pivot; k < first_pivot + count; ++k) {
+            const int target = p.ipiv[k] - 1;
+            if (target != k) std::swap(column[k], column[target]);
+        }
+    }
+#pragma omp barrier
 }
 
-// A22 -= A21 * A12 below the n1 x n2 block A12 at (first, first + n1).
-void update_bottom_right(const Panel& p, int first, int n1, int n2) {
-    const int64_t below = p.rows - first - n1;
-    if (below == 0) return;
-    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(below), n2, n1,
-                -1.0f, p.at(first + n1, first), static_cast<int>(p.ld), p.at(first, first + n1),
-                static_cast<int>(p.ld), 1.0f, p.at(first + n1, first + n1),
-                static_cast<int>(p.ld));
+// A12 = inv(L11) * A12 on my share of A12's columns, L11 the unit lower n1 x n1
+// block at (first, first). Ends with a barrier.
+void solve_top_right(const TeamMember& me, const Panel& p, int first, int n1, int n2) {
+    const Share mine = my_share(me, n2);
+    if (mine.count > 0)
+        cblas_strsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, n1,
+                    mine.count, 1.0f, p.at(first, first), static_cast<int>(p.ld),
+                    p.at(first, first + n1 + mine.first), static_cast<int>(p.ld));
+#pragma omp barrier
 }
 
-int factor_leaf(const Panel& p, int first, int count) {
-    const int64_t rows = p.rows - first;
-    const int info = factor_base_case(rows, count, p.at(first, first), p.ld, p.ipiv + first,
-                                      base_case_threads(p, rows), *p.workspace);
-    for (int k = first; k < first + count; ++k) p.ipiv[k] += first;  // block rows -> panel rows
-    return info;
+// A22 -= A21 * A12 on my rows of A22 (below row first + n1): no other thread reads
+// them before the next barrier, which the base case provides.
+void update_my_rows(const TeamMember& me, const Panel& p, int first, int n1, int n2) {
+    const int64_t begin = std::max<int64_t>(me.begin, first + n1);
+    const int64_t rows = me.end - begin;
+    if (rows <= 0) return;
+    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), n2, n1,
+                -1.0f, p.at(begin, first), static_cast<int>(p.ld), p.at(first, first + n1),
+                static_cast<int>(p.ld), 1.0f, p.at(begin, first + n1), static_cast<int>(p.ld));
 }
 
 // The split keeps n1 a multiple of 8 where possible, so that every leaf starts on
@@ -103,19 +117,34 @@ int left_width(int count) {
     return half >= 16 ? half / 8 * 8 : half;
 }
 
-int factor_columns(const Panel& p, int first, int count) {
-    if (count <= p.base_width) return factor_leaf(p, first, count);
+// Called by every thread of the team.
+void factor_columns(const TeamMember& me, const Panel& p, int first, int count) {
+    if (count <= p.base_width) {
+        factor_base_case(me, p.rows, first, count, p.a, p.ld, p.ipiv, *p.workspace);
+        return;
+    }
     const int n1 = left_width(count);
     const int n2 = count - n1;
-    const int left_info = factor_columns(p, first, n1);
-    apply_swaps(p, first + n1, n2, first, n1);
-    solve_top_right(p, first, n1, n2);
-    update_bottom_right(p, first, n1, n2);
-    const int right_info = factor_columns(p, first + n1, n2);
-    apply_swaps(p, first, n1, first + n1, n2);
-    if (left_info != 0) return left_info;
-    return right_info != 0 ? right_info + n1 : 0;
+    factor_columns(me, p, first, n1);
+    apply_swaps(me, p, first + n1, n2, first, n1);
+    solve_top_right(me, p, first, n1, n2);
+    update_my_rows(me, p, first, n1, n2);
+    factor_columns(me, p, first + n1, n2);
+    apply_swaps(me, p, first, n1, first + n1, n2);
 }
+
+// OpenBLAS single-threaded while the team calls it (its thread count is global),
+// restored on every exit path.
+class SingleThreadedBlas {
+public:
+    SingleThreadedBlas() : saved_(openblas_get_num_threads()) { openblas_set_num_threads(1); }
+    ~SingleThreadedBlas() { openblas_set_num_threads(saved_); }
+    SingleThreadedBlas(const SingleThreadedBlas&) = delete;
+    SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
+
+private:
+    int saved_;
+};
 
 }  // namespace
 
@@ -128,15 +157,25 @@ int factor_panel_recursive(int64_t rows, int width, float* panel, int64_t ld, in
                         std::to_string(width) + " (ld " + std::to_string(ld) + ", threads " +
                         std::to_string(options.threads) + ", base width " +
                         std::to_string(options.base_width) + ")");
-    const int threads = options.threads > 0 ? options.threads : std::max(1, omp_get_max_threads());
+    const int threads = team_size(
+        rows, options.threads > 0 ? options.threads : std::max(1, omp_get_max_threads()));
     const int base_width = options.base_width > 0
                                ? std::min(options.base_width, width)
                                : automatic_base_width(rows, width, threads);
     // The recursion halves until a part is at most base_width wide, so leaves are
     // never wider than base_width.
     BaseCaseWorkspace workspace(threads, base_width);
-    const Panel p{rows, panel, ld, ipiv, threads, base_width, &workspace};
-    return factor_columns(p, 0, width);
+    const Panel p{rows, panel, ld, ipiv, base_width, &workspace};
+    const SingleThreadedBlas single_threaded_blas;
+#pragma omp parallel num_threads(threads)
+    {
+        // The team may be smaller than asked (nested parallelism off, thread
+        // limits): the rows are split over the threads actually running.
+        const RowPartition partition(rows, omp_get_num_threads(), panel);
+        const int id = omp_get_thread_num();
+        factor_columns({&partition, id, partition.begin(id), partition.end(id)}, p, 0, width);
+    }
+    return workspace.info;
 }
 
 }  // namespace tandem

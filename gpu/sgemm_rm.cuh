@@ -36,143 +36,11 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/kernel_shared_memory.hpp"
 #include "gpu/scale_matrix.hpp"
+#include "gpu/sgemm_rm_fragments.cuh"
 #include "gpu/sgemm_variants.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::gpu {
-
-// One tile configuration. WarpThreadsM x (32 / WarpThreadsM) threads of a warp
-// cover a warp tile of (TM * WarpThreadsM) x (TN * 32 / WarpThreadsM).
-template <int BM, int BN, int BK, int TM, int TN, int WarpThreadsM, int Stages, int Vec,
-          int MinBlocks>
-struct SgemmRmConfig {
-    static constexpr int bm = BM, bn = BN, bk = BK, tm = TM, tn = TN, stages = Stages, vec = Vec;
-    static constexpr int min_blocks = MinBlocks;
-    static constexpr int warp_threads_m = WarpThreadsM;
-    static constexpr int warp_threads_n = 32 / WarpThreadsM;
-    static constexpr int warp_m = TM * warp_threads_m;  // warp tile
-    static constexpr int warp_n = TN * warp_threads_n;
-    static constexpr int warps_n = BN / warp_n;
-    static constexpr int threads = 32 * (BM / warp_m) * warps_n;
-
-    // a_tile[k][m] rows are BM + 4 floats: the 4-byte copies of a warp (8 k x 4
-    // rows) then land in 32 distinct banks, and rows stay 16-byte aligned.
-    static constexpr int a_stride = BM + 4;
-    static constexpr int a_stage_floats = BK * a_stride;
-    static constexpr int b_stage_floats = BK * BN;
-    static constexpr int shared_bytes = Stages * (a_stage_floats + b_stage_floats) * 4;
-
-    // A copies: thread t copies k (t % 8) + 8g of rows (t / 8) + a_rows_per_pass * pass.
-    static constexpr int a_rows_per_pass = threads / 8;
-    static constexpr int a_row_passes = BM / a_rows_per_pass;
-    static constexpr int a_k_groups = BK / 8;
-    // B copies: thread t copies vector (t % b_vectors_per_row) of k rows (t / ...) + b_rows_per_pass * pass.
-    static constexpr int b_vectors_per_row = BN / Vec;
-    static constexpr int b_rows_per_pass = threads / b_vectors_per_row;
-    static constexpr int b_row_passes = BK / b_rows_per_pass;
-
-    static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tiles are made of 4x4 sub-tiles");
-    static_assert(32 % WarpThreadsM == 0, "a warp is WarpThreadsM x (32 / WarpThreadsM) threads");
-    static_assert(BM % warp_m == 0 && BN % warp_n == 0, "warp tiles must tile the block tile");
-    static_assert(threads == (BM / TM) * (BN / TN), "one thread per thread tile");
-    static_assert(BK % 8 == 0 && BM % a_rows_per_pass == 0 && a_row_passes <= 32, "A copy layout");
-    static_assert(threads % b_vectors_per_row == 0 && BK % b_rows_per_pass == 0, "B copy layout");
-    static_assert(Vec == 1 || Vec == 4, "4-byte or 16-byte B copies");
-    static_assert(Stages >= 2, "the pipeline needs at least double buffering");
-};
-
-// Blocks are grouped by this many tile rows, column by column within a group:
-// the blocks resident at one time then share a few A row panels and B column
-// panels in L2 instead of streaming all of B for each tile row.
-constexpr int kGroupTileRows = 8;
-// The C tile is prefetched to L2 when this much of k is left (about 4 us of a
-// 128 x 128 tile's math at two blocks per SM: several DRAM latencies, yet short
-// enough that the lines are still in L2 when the epilogue reads them).
-constexpr int kPrefetchDistanceK = 64;
-
-struct SgemmRmParams {
-    int m, n, k;
-    float alpha, beta;
-    const float* a;
-    const float* b;
-    float* c;
-    int64_t lda, ldb, ldc;
-    int tiles_m, tiles_n;
-    int prefetch_k_tile;  // k step at which the C tile is prefetched (if beta != 0)
-};
-
-// acc += (column kk of the A tile) x (row kk of the B tile) for kk < BK, with
-// the next kk's fragments loaded while the current ones are multiplied.
-// a_frag points at a_tile[0][first row of the thread], b_frag at b_tile[0][first column].
-template <class Cfg>
-__device__ __forceinline__ void load_fragments(const float* a_frag, const float* b_frag, int kk,
-                                               float (&a)[Cfg::tm], float (&b)[Cfg::tn]) {
-#pragma unroll
-    for (int i = 0; i < Cfg::tm / 4; ++i) {
-        const float4 v = *reinterpret_cast<const float4*>(a_frag + kk * Cfg::a_stride +
-                                                          i * 4 * Cfg::warp_threads_m);
-        a[4 * i] = v.x, a[4 * i + 1] = v.y, a[4 * i + 2] = v.z, a[4 * i + 3] = v.w;
-    }
-#pragma unroll
-    for (int j = 0; j < Cfg::tn / 4; ++j) {
-        const float4 v = *reinterpret_cast<const float4*>(b_frag + kk * Cfg::bn +
-                                                          j * 4 * Cfg::warp_threads_n);
-        b[4 * j] = v.x, b[4 * j + 1] = v.y, b[4 * j + 2] = v.z, b[4 * j + 3] = v.w;
-    }
-}
-
-template <class Cfg>
-__device__ __forceinline__ void multiply_tile(const float* a_frag, const float* b_frag,
-                                              float (&acc)[Cfg::tm][Cfg::tn]) {
-#pragma unroll
-    for (int kk = 0; kk < Cfg::bk; ++kk) {
-        float a[Cfg::tm], b[Cfg::tn];
-        load_fragments<Cfg>(a_frag, b_frag, kk, a, b);
-#pragma unroll
-        for (int i = 0; i < Cfg::tm; ++i)
-#pragma unroll
-            for (int j = 0; j < Cfg::tn; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-    }
-}
-
-// Prefetches the rows of the C tile into L2: one hint per 128-byte line, plus
-// the tile row's last element (rows need not start on a line boundary).
-template <class Cfg>
-__device__ __forceinline__ void prefetch_c_tile(const SgemmRmParams& p, int row0, int col0) {
-    constexpr int hints_per_row = Cfg::bn / 32 + 1;
-    const int last_col = min(col0 + Cfg::bn, p.n) - 1;
-    const float* const c = async::opaque(p.c);  // addresses made here, not hoisted out of the k loop
-    for (int h = threadIdx.x; h < Cfg::bm * hints_per_row; h += Cfg::threads) {
-        const int row = row0 + h / hints_per_row;
-        const int chunk = h % hints_per_row;
-        const int col = chunk + 1 == hints_per_row ? last_col : col0 + 32 * chunk;
-        if (row < p.m && col <= last_col) async::prefetch_l2(c + int64_t(row) * p.ldc + col);
-    }
-}
-
-// c_row[col .. col+3] (those < n) := alpha * v + beta * c_row[...], C not read when beta == 0.
-template <int Vec>
-__device__ __forceinline__ void store_c4(float* c_row, int col, int n, const float* v, float alpha,
-                                         float beta) {
-    if (Vec == 4 && col + 4 <= n) {
-        float4* dst = reinterpret_cast<float4*>(c_row + col);
-        float4 out = make_float4(alpha * v[0], alpha * v[1], alpha * v[2], alpha * v[3]);
-        if (beta != 0.0f) {
-            const float4 old = *dst;
-            out.x = fmaf(beta, old.x, out.x), out.y = fmaf(beta, old.y, out.y);
-            out.z = fmaf(beta, old.z, out.z), out.w = fmaf(beta, old.w, out.w);
-        }
-        *dst = out;
-        return;
-    }
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-        if (col + j < n) {
-            float out = alpha * v[j];
-            if (beta != 0.0f) out = fmaf(beta, c_row[col + j], out);
-            c_row[col + j] = out;
-        }
-}
 
 // Contract: C = alpha * A * B + beta * C on the tile of C this block owns.
 //   A m x k, B k x n, C m x n, all row-major with 64-bit leading dimensions;
@@ -272,15 +140,26 @@ __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) sgemm_rm_kernel
         write_stage = write_stage + 1 == Cfg::stages ? 0 : write_stage + 1;
     }
 
+    // Epilogue, four rows (one sub-tile row) at a time: all loads of C for the
+    // four rows are issued before any store, so that their latencies overlap
+    // (the compiler may not move a load of C past a store to C by itself).
 #pragma unroll
-    for (int i = 0; i < Cfg::tm; ++i) {
-        const int row = row0 + frag_row + (i / 4) * 4 * Cfg::warp_threads_m + i % 4;
-        if (row >= p.m) continue;
-        float* const c_row = p.c + int64_t(row) * p.ldc;
+    for (int i4 = 0; i4 < Cfg::tm / 4; ++i4) {
+        const int row = row0 + frag_row + i4 * 4 * Cfg::warp_threads_m;
+        float old[4][Cfg::tn];
+        if (p.beta != 0.0f) {
 #pragma unroll
-        for (int j = 0; j < Cfg::tn / 4; ++j)
-            store_c4<Cfg::vec>(c_row, col0 + frag_col + j * 4 * Cfg::warp_threads_n, p.n,
-                               &acc[i][4 * j], p.alpha, p.beta);
+            for (int ii = 0; ii < 4; ++ii)
+#pragma unroll
+                for (int j = 0; j < Cfg::tn / 4; ++j)
+                    load_c4<Cfg::vec>(p, row + ii, col0 + frag_col + j * 4 * Cfg::warp_threads_n, &old[ii][4 * j]);
+        }
+#pragma unroll
+        for (int ii = 0; ii < 4; ++ii)
+#pragma unroll
+            for (int j = 0; j < Cfg::tn / 4; ++j)
+                store_c4<Cfg::vec>(p, row + ii, col0 + frag_col + j * 4 * Cfg::warp_threads_n,
+                                   &acc[4 * i4 + ii][4 * j], &old[ii][4 * j]);
     }
 }
 

@@ -45,7 +45,7 @@ std::vector<SgemmBucket> all_sgemm_buckets();
 class SgemmTuningTable {
 public:
     // The table shipped for sm_90 (H100 / H200); see sgemm_default_table.cpp.
-    static SgemmTuningTable sm90_defaults();
+    static const SgemmTuningTable& sm90_defaults();
 
     const std::string& variant(const SgemmBucket& bucket) const;
     const std::string& variant_for(int64_t m, int64_t n, int64_t k) const {

@@ -12,7 +12,7 @@ namespace tandem::gpu {
 namespace {
 
 // Smaller pageable blocks take the driver's path: not worth pinned buffers.
-constexpr int64_t kBounceMinFloats = int64_t(1) << 20;
+constexpr int64_t kBounceMinFloats = int64_t(1) << 16;  // 256 KiB
 
 // Columns per chunk: as many whole columns of `rows` floats as `capacity` holds.
 int64_t chunk_columns(int64_t capacity, int64_t rows) {

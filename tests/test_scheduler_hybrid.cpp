@@ -1,6 +1,7 @@
-// The hybrid scheduler run through the host device (no GPU needed): look-ahead,
-// block sizes, the inv(L11) / TRSM choice, zero pivots, rectangular shapes,
-// several emulated devices and the timeline. Oracles: LAPACK (LAPACKE_sgetrf on
+// The hybrid scheduler, one suite for every device kind: the host device (runs
+// everywhere, CI included) and the CUDA device (skipped without a GPU):
+// look-ahead, block sizes, the inv(L11) / TRSM choice, zero pivots, rectangular
+// shapes, several devices and the timeline. Oracles: LAPACK (LAPACKE_sgetrf on
 // a copy) and LAPACK's residual ratio.
 #include <gtest/gtest.h>
 #include <lapacke.h>
@@ -16,9 +17,12 @@
 namespace tandem::test {
 namespace {
 
+// The device kind under test; set by the fixture before each test.
+Backend g_backend = Backend::host;
+
 Options host_options(int block_size, int lookahead = 1, int devices = 1) {
     Options o;
-    o.backend = Backend::host;
+    o.backend = g_backend;
     o.block_size = block_size;
     o.lookahead = lookahead;
     o.num_devices = devices;
@@ -49,7 +53,19 @@ double residual(int m, int n, const std::vector<float>& a, const Factored& f) {
                                   f.ipiv.data());
 }
 
-TEST(HybridScheduler, LookAheadOnAndOffGiveTheSamePivots) {
+class HybridScheduler : public ::testing::TestWithParam<Backend> {
+protected:
+    void SetUp() override {
+        g_backend = GetParam();
+        if (g_backend == Backend::gpu && !gpu_available()) GTEST_SKIP() << "no usable GPU";
+    }
+    // Several devices of this kind, or skip when the machine has fewer.
+    bool have_devices(int count) const {
+        return g_backend == Backend::host || gpu_count() >= count;
+    }
+};
+
+TEST_P(HybridScheduler, LookAheadOnAndOffGiveTheSamePivots) {
     const uint64_t seed = test_seed();
     SCOPED_TRACE("seed=" + std::to_string(seed));
     const int n = 301;
@@ -64,7 +80,7 @@ TEST(HybridScheduler, LookAheadOnAndOffGiveTheSamePivots) {
     EXPECT_EQ(with.report.steps, 10);
 }
 
-TEST(HybridScheduler, BlockSizesFromOneColumnToTheWholeMatrix) {
+TEST_P(HybridScheduler, BlockSizesFromOneColumnToTheWholeMatrix) {
     const uint64_t seed = test_seed();
     SCOPED_TRACE("seed=" + std::to_string(seed));
     const int n = 130;
@@ -87,7 +103,7 @@ TEST(HybridScheduler, BlockSizesFromOneColumnToTheWholeMatrix) {
 // L with -1 below its unit diagonal: partial pivoting keeps it (every column is
 // a tie, and the first index wins), the arithmetic is exact in integers, and
 // ||inv(L11)||_1 = 2^(nb-1) far above the threshold: the TRSM fallback must run.
-TEST(HybridScheduler, LargeInverseOfL11FallsBackToTrsm) {
+TEST_P(HybridScheduler, LargeInverseOfL11FallsBackToTrsm) {
     const int n = 96;
     std::vector<float> a(n * n, 0.0f);
     for (int j = 0; j < n; ++j) {
@@ -101,7 +117,7 @@ TEST(HybridScheduler, LargeInverseOfL11FallsBackToTrsm) {
     EXPECT_LT(residual(n, n, a, f), kResidualBound);
 }
 
-TEST(HybridScheduler, InverseThresholdChoosesThePath) {
+TEST_P(HybridScheduler, InverseThresholdChoosesThePath) {
     const uint64_t seed = test_seed();
     SCOPED_TRACE("seed=" + std::to_string(seed));
     const int n = 200;
@@ -121,7 +137,7 @@ TEST(HybridScheduler, InverseThresholdChoosesThePath) {
     EXPECT_LT(residual(n, n, a, trsm), kResidualBound);
 }
 
-TEST(HybridScheduler, ZeroPivotsGiveLapacksInfo) {
+TEST_P(HybridScheduler, ZeroPivotsGiveLapacksInfo) {
     const uint64_t seed = test_seed();
     SCOPED_TRACE("seed=" + std::to_string(seed));
     const int n = 61;
@@ -139,7 +155,7 @@ TEST(HybridScheduler, ZeroPivotsGiveLapacksInfo) {
     }
 }
 
-TEST(HybridScheduler, RectangularBothWays) {
+TEST_P(HybridScheduler, RectangularBothWays) {
     const uint64_t seed = test_seed();
     SCOPED_TRACE("seed=" + std::to_string(seed));
     for (auto [m, n] : {std::pair{200, 121}, std::pair{121, 200}, std::pair{5, 64}, std::pair{64, 5}}) {
@@ -147,6 +163,7 @@ TEST(HybridScheduler, RectangularBothWays) {
         const auto a = make_matrix(m, n, m, MatrixKind::random, seed + m);
         for (int nb : {7, 32}) {
             for (int devices : {1, 2}) {
+                if (!have_devices(devices)) continue;
                 const Factored f = factor(m, n, a, host_options(nb, 1, devices));
                 EXPECT_EQ(f.info, 0);
                 EXPECT_LT(residual(m, n, a, f), kResidualBound);
@@ -155,27 +172,29 @@ TEST(HybridScheduler, RectangularBothWays) {
     }
 }
 
-TEST(HybridScheduler, SeveralEmulatedDevicesWithUnevenColumns) {
+TEST_P(HybridScheduler, SeveralEmulatedDevicesWithUnevenColumns) {
     const uint64_t seed = test_seed();
     SCOPED_TRACE("seed=" + std::to_string(seed));
     const int n = 250;  // 16 blocks of 16 (the last 10 wide): 6/5/5 blocks on 3 devices
     const auto a = make_matrix(n, n, n, MatrixKind::random, seed);
     for (int devices : {2, 3}) {
+        if (!have_devices(devices)) continue;
         SCOPED_TRACE("devices=" + std::to_string(devices));
         const Factored f = factor(n, n, a, host_options(16, 1, devices));
         EXPECT_EQ(f.info, 0);
         EXPECT_LT(residual(n, n, a, f), kResidualBound);
-        EXPECT_EQ(f.report.device.find("host #0"), 0u);
+        if (g_backend == Backend::host) EXPECT_EQ(f.report.device.find("host #0"), 0u);
     }
 }
 
-TEST(HybridScheduler, SolveAfterFactorOnTheDevice) {
+TEST_P(HybridScheduler, SolveAfterFactorOnTheDevice) {
     const uint64_t seed = test_seed();
     SCOPED_TRACE("seed=" + std::to_string(seed));
     const int n = 150, nrhs = 3;
     const auto a = make_matrix(n, n, n, MatrixKind::random, seed);
     const auto b = make_matrix(n, nrhs, n, MatrixKind::random, seed + 1);
     for (int devices : {1, 2}) {
+        if (!have_devices(devices)) continue;
         auto lu = a;
         auto x = b;
         std::vector<int> ipiv(n);
@@ -184,7 +203,7 @@ TEST(HybridScheduler, SolveAfterFactorOnTheDevice) {
     }
 }
 
-TEST(HybridScheduler, TimelineCoversEveryStep) {
+TEST_P(HybridScheduler, TimelineCoversEveryStep) {
     const uint64_t seed = test_seed();
     SCOPED_TRACE("seed=" + std::to_string(seed));
     const int n = 128;
@@ -201,6 +220,11 @@ TEST(HybridScheduler, TimelineCoversEveryStep) {
     EXPECT_GE(f.report.panel_seconds, f.report.panel_hidden_seconds);
     EXPECT_GE(f.report.panel_hidden_seconds, 0.0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Devices, HybridScheduler, ::testing::Values(Backend::host, Backend::gpu),
+                         [](const ::testing::TestParamInfo<Backend>& info) {
+                             return std::string(backend_name(info.param));
+                         });
 
 TEST(BlockingPlan, BlocksStepsAndOwnership) {
     const BlockingPlan plan(10, 25, 4, 3);  // blocks at 0,4,...,24; panels only below row 10

@@ -10,7 +10,7 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 OUT="${OUT:-$TANDEM_ROOT/device-out}"
 mkdir -p "$OUT"
-STEPS="${DEVICE_CHECK_STEPS:-build tests sanitizer bench}"
+STEPS="${DEVICE_CHECK_STEPS:-build tests sanitizer bench gemm panel}"
 BENCH_SIZES="${BENCH_SIZES:-2048,4096,8192,16384,32768}"
 BENCH_ARGS="${BENCH_ARGS:-}"
 status=0
@@ -38,10 +38,13 @@ fi
 
 if [[ " $STEPS " == *" sanitizer "* ]]; then
   run_step sanitizer
-  compute-sanitizer --tool memcheck --error-exitcode 3 \
-    "$TANDEM_BUILD_DIR/tests/tandem_gpu_tests" --gtest_filter="${SANITIZER_FILTER:-*Small*:*small*}" \
+  # The device operations on small shapes, and whole small factorizations on the GPU.
+  { compute-sanitizer --tool memcheck --error-exitcode 3 "$TANDEM_BUILD_DIR/tests/tandem_gpu_tests" \
+      --gtest_filter="${SANITIZER_GPU_FILTER:-GpuDevice.*:-*Offsets*}" &&
+    compute-sanitizer --tool memcheck --error-exitcode 3 "$TANDEM_BUILD_DIR/tests/tandem_tests" \
+      --gtest_filter="${SANITIZER_LU_FILTER:-Devices/HybridScheduler.*/gpu}"; } \
     >"$OUT/sanitizer.log" 2>&1 || status=1
-  tail -5 "$OUT/sanitizer.log"
+  grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/sanitizer.log" | tail -6
 fi
 
 if [[ " $STEPS " == *" bench "* ]]; then
@@ -49,6 +52,25 @@ if [[ " $STEPS " == *" bench "* ]]; then
   # shellcheck disable=SC2086
   "$TANDEM_BUILD_DIR/bench/tandem-bench" lu --sizes "$BENCH_SIZES" --csv "$OUT/bench.csv" \
     --plot "$OUT/bench.png" --trace "$OUT/trace.json" $BENCH_ARGS 2>&1 | tee "$OUT/bench.log" || status=1
+fi
+if [[ " $STEPS " == *" gemm "* ]]; then
+  run_step gemm
+  # shellcheck disable=SC2086
+  "$TANDEM_BUILD_DIR/bench/tandem-bench" gemm ${GEMM_ARGS:---repeats 5} --csv "$OUT/gemm.csv" \
+    >"$OUT/gemm.log" 2>&1 || status=1
+  tail -40 "$OUT/gemm.log"
+fi
+
+if [[ " $STEPS " == *" tune "* ]]; then
+  run_step tune
+  "$TANDEM_BUILD_DIR/bench/tandem-bench" --tune --cache-dir "$OUT/tune-cache" >"$OUT/tune.log" 2>&1 || status=1
+  tail -60 "$OUT/tune.log"
+fi
+
+if [[ " $STEPS " == *" panel "* ]]; then
+  run_step panel
+  # shellcheck disable=SC2086
+  "$TANDEM_BUILD_DIR/bench/tandem-bench" panel ${PANEL_ARGS:-} 2>&1 | tee "$OUT/panel.log" || status=1
 fi
 echo "=== done, status $status"
 exit $status
