@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <stdexcept>
@@ -39,6 +40,7 @@ struct PanelArgs {
 
 struct PanelResult {
     PanelShape shape;
+    int threads;  // tandem's team
     double tandem_seconds;
     double lapack_seconds;
     PivotComparison pivots;
@@ -60,6 +62,14 @@ bool parse_number(const std::string& text, long long low, long long high, long l
     if (text.empty() || end != text.c_str() + text.size() || parsed < low || parsed > high)
         return false;
     value = parsed;
+    return true;
+}
+
+template <class Int>
+bool parse_into(const std::string& text, long long low, long long high, Int& out) {
+    long long value = 0;
+    if (!parse_number(text, low, high, value)) return false;
+    out = static_cast<Int>(value);
     return true;
 }
 
@@ -90,14 +100,18 @@ int parse_args(int argc, char** argv, PanelArgs& args) {
             return 2;
         }
         const std::string value = argv[++i];
-        long long number = 0;
-        bool ok = true;
-        if (option == "--shapes") ok = parse_shapes(value, args.shapes);
-        else if (option == "--threads" && (ok = parse_number(value, 1, 4096, number))) args.threads = int(number);
-        else if (option == "--base-width" && (ok = parse_number(value, 0, 4096, number))) args.base_width = int(number);
-        else if (option == "--repeats" && (ok = parse_number(value, 1, 1000, number))) args.repeats = int(number);
-        else if (option == "--seed" && (ok = parse_number(value, 0, INT64_MAX, number))) args.seed = std::uint64_t(number);
-        else if (ok) ok = false;
+        bool ok = false;
+        if (option == "--shapes") {
+            ok = parse_shapes(value, args.shapes);
+        } else if (option == "--threads") {
+            ok = parse_into(value, 1, 4096, args.threads);
+        } else if (option == "--base-width") {
+            ok = parse_into(value, 0, 1024, args.base_width);
+        } else if (option == "--repeats") {
+            ok = parse_into(value, 1, 1000, args.repeats);
+        } else if (option == "--seed") {
+            ok = parse_into(value, 0, INT64_MAX, args.seed);
+        }
         if (!ok) {
             std::cerr << "tandem-bench panel: bad option or value '" << option << " " << value
                       << "' (see --help)\n";
@@ -150,8 +164,7 @@ PanelResult measure(const PanelArgs& args, PanelShape s) {
 
     let_threads_settle();
     const std::vector<double> lapack_seconds = time_runs(
-        args.repeats,
-        [&] { std::memcpy(theirs.data(), original.data(), count * sizeof(float)); },
+        args.repeats, [&] { std::memcpy(theirs.data(), original.data(), count * sizeof(float)); },
         [&] {
             const lapack_int info = LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, s.rows, s.width,
                                                         theirs.data(), s.rows, lapack_ipiv.data());
@@ -168,6 +181,7 @@ PanelResult measure(const PanelArgs& args, PanelShape s) {
         });
     const PanelResidual residual(s.rows, s.width, original.data(), args.seed + 1);
     return {s,
+            tandem::panel_threads(s.rows, options),
             median(ours_seconds),
             median(lapack_seconds),
             compare_pivots(s.width, ours.data(), ours_ipiv.data(), theirs.data(),
@@ -182,6 +196,7 @@ bool passed(const PanelResult& r) {
 
 std::vector<std::string> table_row(const PanelResult& r) {
     return {std::to_string(r.shape.rows) + "x" + std::to_string(r.shape.width),
+            std::to_string(r.threads),
             format("%.3f", r.tandem_seconds * 1e3),
             format("%.3f", r.lapack_seconds * 1e3),
             format("%.1f", panel_gflops(r.shape, r.tandem_seconds)),
@@ -195,8 +210,8 @@ std::vector<std::string> table_row(const PanelResult& r) {
 
 void print_table(std::ostream& os, const std::vector<PanelResult>& results) {
     std::vector<std::vector<std::string>> rows = {
-        {"panel", "tandem ms", "LAPACK ms", "tandem GF/s", "LAPACK GF/s", "speedup", "pivots",
-         "tandem resid", "LAPACK resid", "check"}};
+        {"panel", "threads", "tandem ms", "LAPACK ms", "tandem GF/s", "LAPACK GF/s", "speedup",
+         "pivots", "tandem resid", "LAPACK resid", "check"}};
     for (const PanelResult& r : results) rows.push_back(table_row(r));
     std::vector<std::size_t> widths(rows[0].size(), 0);
     for (const auto& row : rows)
@@ -219,18 +234,19 @@ int run_panel_bench(int argc, char** argv) {
         omp_set_num_threads(args.threads);
         openblas_set_num_threads(args.threads);
     }
-    std::cout << "panel: tandem threads " << (args.threads > 0 ? args.threads : omp_get_max_threads())
-              << ", base width " << (args.base_width > 0 ? std::to_string(args.base_width) : "auto")
-              << ", OpenBLAS " << openblas_get_config() << " (" << openblas_get_corename() << ", "
+    std::cout << "panel: tandem threads "
+              << (args.threads > 0 ? std::to_string(args.threads) : "auto") << ", base width "
+              << (args.base_width > 0 ? std::to_string(args.base_width) : "auto") << ", OpenBLAS "
+              << openblas_get_config() << " (" << openblas_get_corename() << ", "
               << openblas_get_num_threads() << " threads), median of " << args.repeats
               << " runs, residual ||P A x - L U x||_1 / (m ||A||_1 ||x||_1 eps)\n";
     std::vector<PanelResult> results;
     for (const PanelShape& s : args.shapes) {
         results.push_back(measure(args, s));
         const std::vector<std::string> row = table_row(results.back());
-        std::cout << row[0] << ": tandem " << row[1] << " ms, LAPACK " << row[2] << " ms ("
-                  << row[5] << "), pivots " << row[6] << ", residuals " << row[7] << " / "
-                  << row[8] << std::endl;
+        std::cout << row[0] << ": tandem " << row[2] << " ms (" << row[1] << " threads), LAPACK "
+                  << row[3] << " ms (" << row[6] << "), pivots " << row[7] << ", residuals "
+                  << row[8] << " / " << row[9] << std::endl;
     }
     std::cout << "\n";
     print_table(std::cout, results);

@@ -31,12 +31,15 @@ std::vector<float> random_panel(int rows, int width, std::uint64_t seed) {
     std::vector<float> a(static_cast<std::size_t>(count));
     const std::uint64_t stream = splitmix64(seed);
 #pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < count; ++i) a[static_cast<std::size_t>(i)] = uniform_pm1(stream, i);
+    for (std::int64_t i = 0; i < count; ++i)
+        a[static_cast<std::size_t>(i)] = uniform_pm1(stream, i);
     return a;
 }
 
 PanelResidual::PanelResidual(int rows, int width, const float* a, std::uint64_t seed)
-    : rows_(rows), width_(width), x_(static_cast<std::size_t>(width)),
+    : rows_(rows),
+      width_(width),
+      x_(static_cast<std::size_t>(width)),
       a_times_x_(static_cast<std::size_t>(rows), 0.0) {
     const std::uint64_t stream = splitmix64(seed);
     for (int j = 0; j < width; ++j) {
@@ -75,7 +78,8 @@ double PanelResidual::estimate(const float* factors, const int* ipiv) const {
     for (const double r : pax) norm += std::fabs(r);
     if (!std::isfinite(norm)) return std::numeric_limits<double>::quiet_NaN();
     const double scale = rows_ * a_norm1_ * x_norm1_ * kEps;
-    return scale > 0.0 ? norm / scale : (norm == 0.0 ? 0.0 : std::numeric_limits<double>::infinity());
+    return scale > 0.0 ? norm / scale
+                       : (norm == 0.0 ? 0.0 : std::numeric_limits<double>::infinity());
 }
 
 std::string PivotComparison::describe() const {

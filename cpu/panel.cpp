@@ -6,11 +6,15 @@
 #include <cmath>
 #include <string>
 
+#include "cpu/recursive_panel.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem {
 
-int factor_panel(int64_t rows, int width, float* panel, int64_t ld, int* ipiv) {
+int factor_panel(int64_t rows, int width, float* panel, int64_t ld, int* ipiv,
+                 PanelMethod method) {
+    if (method != PanelMethod::lapack && rows >= width && width >= 1)
+        return factor_panel_recursive(rows, width, panel, ld, ipiv, PanelOptions{});
     const lapack_int info = LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, static_cast<lapack_int>(rows),
                                                 width, panel, static_cast<lapack_int>(ld), ipiv);
     if (info < 0)

@@ -12,17 +12,19 @@
 //      lower thread, i.e. the lower row: LAPACK's isamax rule). The owner of
 //      row j writes the copy of row p into row j and the owner of row p the copy
 //      of row j into row p. Then each thread scales its rows i > j of column j
-//      and updates them in the remaining columns of j's group of 8 with the
-//      pivot row's copy, finding its candidate for column j + 1 on the way.
+//      and updates them in the remaining columns of j's group of 8 (rank 1),
+//      finding its candidate for column j + 1 on the way.
 // The copies are what make one synchronization per column enough: the rows
 // change in step 2, the copies do not, and they alternate between two buffers
 // by the parity of j, so a thread already publishing for column j + 1 never
 // overwrites what a slower thread still reads for column j (it cannot get to
 // j + 2 before every thread has published j + 1, i.e. finished reading j).
 // The synchronization is the publication itself: each candidate carries its
-// column number on its own cache line and readers wait for it, which costs a
-// few cache-line transfers, where a barrier followed by the reduction costs
-// several times more.
+// column number on one cache line with the candidate's value and the part of its
+// row in the column's group (the pivot and the U entries of the group's rank-1
+// updates), and the readers wait for that line: a few cache-line transfers per
+// column, where a barrier followed by the reduction costs several times more.
+// Only the owners of rows j and p read the full row copies.
 // After each group of 8 columns with columns to its right, the owner of the
 // group's rows waits until they are final (their owners finished the group's last
 // column; usually that is itself), solves the group's rows of U to the right of
@@ -41,10 +43,6 @@ BaseCaseWorkspace::BaseCaseWorkspace(int max_threads, int max_width)
       rows_(2 * (static_cast<size_t>(max_threads) + 1) * lines_per_row_) {}
 
 namespace {
-
-// Columns factored with rank-1 updates before one rank-8 update of the rest: the
-// update's vectors of 16 rows then do 8 FMAs per load and store of c.
-constexpr int kGroupWidth = 8;
 
 struct RowBlock {  // rows of the block, relative to its first row
     int64_t begin;
@@ -81,24 +79,28 @@ void write_row(const Member& m, int64_t row, const float* in) {
     for (int k = 0; k < m.width; ++k) *m.at(row, k) = in[k];
 }
 
-// Step 1 of column j: publish my candidate, then wait for everybody's.
-void exchange_candidates(const Member& m, int j, PivotCandidate mine) {
+// Step 1 of column j (group_end: the end of j's group): publish my candidate,
+// then wait for everybody's.
+void exchange_candidates(const Member& m, int j, int group_end, PivotCandidate mine) {
     const int column = m.first + j;
     const int parity = column & 1;
     BaseCaseWorkspace::Candidate& slot = m.shared->candidate(parity, m.me->id);
     slot.value = mine.value;
     slot.row = mine.row;
-    if (mine.row >= 0) copy_row(m, mine.row, m.shared->candidate_row(parity, m.me->id));
+    if (mine.row >= 0) {
+        copy_row(m, mine.row, m.shared->candidate_row(parity, m.me->id));
+        for (int k = j; k < group_end; ++k) slot.group_part[k - j] = *m.at(mine.row, k);
+    }
     if (m.owns(j)) copy_row(m, j, m.shared->diagonal_row(parity));
-    slot.column.publish(column);
+    publish(slot.column, column);
     for (int t = 0; t < m.me->size(); ++t)
-        m.shared->candidate(parity, t).column.wait_until_at_least(column);
+        wait_until_at_least(m.shared->candidate(parity, t).column, column);
 }
 
 struct Pivot {
     int64_t row;
-    const float* row_copy;  // the pivot row as it was before the swap, full width
-    float value;
+    const float* group_part;  // the pivot row from column j to the group's end
+    const float* row_copy;    // the whole pivot row as it was before the swap
 };
 
 Pivot choose_pivot(const Member& m, int j) {
@@ -112,16 +114,12 @@ Pivot choose_pivot(const Member& m, int j) {
             winner = t;
         }
     }
-    Pivot pivot;
     if (winner < 0) {  // only NaNs below the diagonal: keep row j, as isamax would
-        pivot.row = j;
-        pivot.row_copy = m.shared->diagonal_row(parity);
-    } else {
-        pivot.row = m.shared->candidate(parity, winner).row;
-        pivot.row_copy = m.shared->candidate_row(parity, winner);
+        const float* diagonal = m.shared->diagonal_row(parity);
+        return {j, diagonal + j, diagonal};
     }
-    pivot.value = pivot.row_copy[j];
-    return pivot;
+    const BaseCaseWorkspace::Candidate& c = m.shared->candidate(parity, winner);
+    return {c.row, c.group_part, m.shared->candidate_row(parity, winner)};
 }
 
 void swap_pivot_row(const Member& m, int j, const Pivot& pivot) {
@@ -135,9 +133,9 @@ void swap_pivot_row(const Member& m, int j, const Pivot& pivot) {
 PivotCandidate eliminate_my_rows(const Member& m, int j, int group_end, const Pivot& pivot) {
     const int64_t first = m.first_from(j + 1);
     const int count = group_end - j - 1;
-    return shifted(eliminate_column(m.count_from(j + 1), m.at(first, j), pivot.value,
+    return shifted(eliminate_column(m.count_from(j + 1), m.at(first, j), pivot.group_part[0],
                                     count > 0 ? m.at(first, j + 1) : nullptr, m.ld,
-                                    pivot.row_copy + j + 1, count),
+                                    pivot.group_part + 1, count),
                    first);
 }
 
@@ -148,27 +146,28 @@ PivotCandidate eliminate_my_rows(const Member& m, int j, int group_end, const Pi
 void solve_group_rows(const Member& m, int first, int end) {
     const int last_column = m.first + end - 1;
     if (!m.owns(first)) {
-        m.shared->solved_group.wait_until_at_least(last_column);
+        wait_until_at_least(m.shared->solved_group(), last_column);
         return;
     }
     const RowPartition& rows = *m.me->partition;
     for (int t = rows.owner(m.first + first); t <= rows.owner(m.first + end - 1); ++t)
-        if (t != m.me->id) m.shared->finished_column(t).wait_until_at_least(last_column);
+        if (t != m.me->id) wait_until_at_least(m.shared->finished_column(t), last_column);
     for (int q = end; q < m.width; ++q) {
         for (int p = first; p < end; ++p) {
             const float u = *m.at(p, q);
             for (int i = p + 1; i < end; ++i) *m.at(i, q) -= *m.at(i, p) * u;
         }
     }
-    m.shared->solved_group.publish(last_column);
+    publish(m.shared->solved_group(), last_column);
 }
 
 // The group's update of my rows below it; returns my candidate for column `end`.
+// Only groups with columns to their right are updated, and those are full.
 PivotCandidate update_my_rows(const Member& m, int group_first, int group_end) {
     const int64_t first = m.first_from(group_end);
-    return shifted(update_with_group(m.count_from(group_end), group_end - group_first,
-                                     m.at(first, group_first), m.at(group_first, group_end),
-                                     m.at(first, group_end), m.ld, m.width - group_end),
+    return shifted(update_with_group(m.count_from(group_end), m.at(first, group_first),
+                                     m.at(group_first, group_end), m.at(first, group_end), m.ld,
+                                     m.width - group_end),
                    first);
 }
 
@@ -190,17 +189,18 @@ void factor_base_case(const TeamMember& me, int64_t rows, int first, int width, 
     for (int group_first = 0; group_first < width; group_first += kGroupWidth) {
         const int group_end = std::min(width, group_first + kGroupWidth);
         for (int j = group_first; j < group_end; ++j) {
-            exchange_candidates(m, j, mine);
+            exchange_candidates(m, j, group_end, mine);
             const Pivot pivot = choose_pivot(m, j);
             if (me.id == 0) {
                 ipiv[first + j] = static_cast<int>(first + pivot.row) + 1;
-                if (pivot.value == 0.0f && workspace.info == 0) workspace.info = first + j + 1;
+                if (pivot.group_part[0] == 0.0f && workspace.info == 0)
+                    workspace.info = first + j + 1;
             }
             swap_pivot_row(m, j, pivot);
             mine = eliminate_my_rows(m, j, group_end, pivot);
         }
         if (group_end < width) {
-            workspace.finished_column(me.id).publish(first + group_end - 1);
+            publish(workspace.finished_column(me.id), first + group_end - 1);
             solve_group_rows(m, group_first, group_end);
             mine = update_my_rows(m, group_first, group_end);
         }

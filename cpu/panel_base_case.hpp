@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cpu/panel_kernels.hpp"
 #include "cpu/panel_team.hpp"
 
 namespace tandem {
@@ -25,10 +26,14 @@ class BaseCaseWorkspace {
 public:
     BaseCaseWorkspace(int max_threads, int max_width);
 
-    struct alignas(64) Candidate {  // one cache line each, written by one thread
-        SyncFlag column;  // the panel column this candidate is for, published last
-        float value = -1.0f;
+    // A thread's pivot candidate for one column, on one cache line that also
+    // carries what every thread needs of the candidate's row if it wins: the
+    // pivot and the rest of the row within the column's group.
+    struct alignas(64) Candidate {
+        std::atomic<int64_t> column{-1};  // the panel column it is for, published last
         int64_t row = -1;
+        float value = -1.0f;            // |pivot|
+        float group_part[kGroupWidth];  // the row from the column to the group's end
     };
 
     int max_threads() const { return max_threads_; }
@@ -39,9 +44,11 @@ public:
     float* candidate_row(int parity, int thread) { return row_copy(parity, thread); }
     float* diagonal_row(int parity) { return row_copy(parity, max_threads_); }
     // The last panel column whose elimination step `thread` has finished.
-    SyncFlag& finished_column(int thread) { return finished_[static_cast<size_t>(thread)]; }
+    std::atomic<int64_t>& finished_column(int thread) {
+        return finished_[static_cast<size_t>(thread)].value;
+    }
     // The last column of the last group whose rows of U right of it are solved.
-    SyncFlag solved_group;
+    std::atomic<int64_t>& solved_group() { return solved_group_.value; }
 
     // LAPACK's INFO: the first exactly zero pivot (1-based panel column), or 0.
     // Written by thread 0 only; columns are factored in increasing order.
@@ -61,6 +68,7 @@ private:
     size_t lines_per_row_;
     std::vector<Candidate> candidates_;
     std::vector<SyncFlag> finished_;
+    SyncFlag solved_group_;
     std::vector<Line> rows_;
 };
 

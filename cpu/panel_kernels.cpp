@@ -17,7 +17,7 @@ using vint = int32_t __attribute__((vector_size(64)));
 constexpr int kLanes = 16;
 
 // Rows are processed in chunks so that the chunk of the group's l columns
-// (8 x 256 floats = 8 KiB) stays in L1 while every column of c streams past it.
+// (8 x 256 floats = 8 KiB) stays in L1 while the columns of c stream past it.
 constexpr int64_t kChunkRows = 256;
 static_assert(kChunkRows % kLanes == 0, "chunks must hold whole vectors");
 
@@ -117,50 +117,36 @@ TANDEM_INLINE void axpy_column(int64_t n, const float* __restrict l, float u, fl
     }
 }
 
-// c[0 .. n) -= sum_p l(., p) * coef[p] for K columns of l (leading dimension ld).
-template <int K, bool kTrack>
+// c[0 .. n) -= sum_p l(., p) * coef[p] over the group's columns of l (leading
+// dimension ld).
+template <bool kTrack>
 TANDEM_INLINE void update_column(int64_t n, const float* __restrict l, int64_t ld,
                                  const float* coef, float* __restrict c, int64_t row0,
                                  CandidateTracker& tracker) {
     int64_t i = 0;
     for (; i + kLanes <= n; i += kLanes) {
         vfloat s = load(c + i);
-        for (int p = 0; p < K; ++p) s -= load(l + p * ld + i) * coef[p];
+        for (int p = 0; p < kGroupWidth; ++p) s -= load(l + p * ld + i) * coef[p];
         store(c + i, s);
         if (kTrack) tracker.add(s, row0 + i);
     }
     for (; i < n; ++i) {
         float s = c[i];
-        for (int p = 0; p < K; ++p) s -= l[p * ld + i] * coef[p];
+        for (int p = 0; p < kGroupWidth; ++p) s -= l[p * ld + i] * coef[p];
         c[i] = s;
         if (kTrack) tracker.add(s, row0 + i);
     }
 }
 
-// The same for a k known only at run time (groups narrower than 8 columns):
-// one pass per column of l, then one more to track the candidate.
-template <bool kTrack>
-TANDEM_INLINE void update_column_any_k(int64_t n, int k, const float* __restrict l, int64_t ld,
-                                       const float* coef, float* __restrict c, int64_t row0,
-                                       CandidateTracker& tracker) {
-    for (int p = 0; p < k; ++p) axpy_column<false>(n, l + p * ld, coef[p], c, row0, tracker);
-    if (kTrack) {
-        int64_t i = 0;
-        for (; i + kLanes <= n; i += kLanes) tracker.add(load(c + i), row0 + i);
-        for (; i < n; ++i) tracker.add(c[i], row0 + i);
-    }
-}
-
 // Four columns of c at once, c(., r) -= sum_p l(., p) * coef[p][r]: each vector of
 // l is loaded once for 4 FMAs, and the 4 accumulators are independent chains.
-template <int K>
 TANDEM_INLINE void update_four_columns(int64_t n, const float* __restrict l, int64_t ld,
                                        const float (*coef)[4], float* __restrict c) {
     int64_t i = 0;
     for (; i + kLanes <= n; i += kLanes) {
         vfloat s0 = load(c + i), s1 = load(c + ld + i), s2 = load(c + 2 * ld + i),
                s3 = load(c + 3 * ld + i);
-        for (int p = 0; p < K; ++p) {
+        for (int p = 0; p < kGroupWidth; ++p) {
             const vfloat x = load(l + p * ld + i);
             s0 -= x * coef[p][0];
             s1 -= x * coef[p][1];
@@ -175,40 +161,19 @@ TANDEM_INLINE void update_four_columns(int64_t n, const float* __restrict l, int
     for (; i < n; ++i) {
         for (int r = 0; r < 4; ++r) {
             float s = c[r * ld + i];
-            for (int p = 0; p < K; ++p) s -= l[p * ld + i] * coef[p][r];
+            for (int p = 0; p < kGroupWidth; ++p) s -= l[p * ld + i] * coef[p][r];
             c[r * ld + i] = s;
         }
     }
 }
 
-template <int K, bool kTrack>
+// u: the column's kGroupWidth entries of the group's rows of U.
+template <bool kTrack>
 TANDEM_INLINE void update_one_column(int64_t n, const float* l, const float* u, float* c,
                                      int64_t ld, int64_t row0, CandidateTracker& tracker) {
-    float coef[K];
-    for (int p = 0; p < K; ++p) coef[p] = u[p];
-    update_column<K, kTrack>(n, l, ld, coef, c, row0, tracker);
-}
-
-template <int K>
-TANDEM_INLINE PivotCandidate update_with_fixed_group(int64_t n, const float* l, const float* u,
-                                                     float* c, int64_t ld, int ncols) {
-    if (ncols == 0) return PivotCandidate{};
-    CandidateTracker tracker;
-    for (int64_t i0 = 0; i0 < n; i0 += kChunkRows) {
-        const int64_t len = std::min(kChunkRows, n - i0);
-        // Column 0 alone, tracking the next pivot; then fours; then the rest.
-        update_one_column<K, true>(len, l + i0, u, c + i0, ld, i0, tracker);
-        int q = 1;
-        for (; q + 4 <= ncols; q += 4) {
-            float coef[K][4];
-            for (int p = 0; p < K; ++p)
-                for (int r = 0; r < 4; ++r) coef[p][r] = u[p + (q + r) * ld];
-            update_four_columns<K>(len, l + i0, ld, coef, c + q * ld + i0);
-        }
-        for (; q < ncols; ++q)
-            update_one_column<K, false>(len, l + i0, u + q * ld, c + q * ld + i0, ld, i0, tracker);
-    }
-    return tracker.result();
+    float coef[kGroupWidth];
+    for (int p = 0; p < kGroupWidth; ++p) coef[p] = u[p];
+    update_column<kTrack>(n, l, ld, coef, c, row0, tracker);
 }
 
 }  // namespace
@@ -241,23 +206,25 @@ PivotCandidate eliminate_column(int64_t n, float* column, float pivot, float* ri
 }
 
 TANDEM_KERNEL_CLONES
-PivotCandidate update_with_group(int64_t n, int k, const float* l, const float* u, float* c,
-                                 int64_t ld, int ncols) {
-    if (k == 8) return update_with_fixed_group<8>(n, l, u, c, ld, ncols);
+PivotCandidate update_with_group(int64_t n, const float* l, const float* u, float* c, int64_t ld,
+                                 int ncols) {
+    if (ncols == 0) return PivotCandidate{};
     CandidateTracker tracker;
     for (int64_t i0 = 0; i0 < n; i0 += kChunkRows) {
         const int64_t len = std::min(kChunkRows, n - i0);
-        for (int q = 0; q < ncols; ++q) {
-            const float* coef = u + q * ld;
-            float* cq = c + q * ld + i0;
-            if (q == 0) {
-                update_column_any_k<true>(len, k, l + i0, ld, coef, cq, i0, tracker);
-            } else {
-                update_column_any_k<false>(len, k, l + i0, ld, coef, cq, i0, tracker);
-            }
+        // Column 0 alone, tracking the next pivot; then fours; then the rest.
+        update_one_column<true>(len, l + i0, u, c + i0, ld, i0, tracker);
+        int q = 1;
+        for (; q + 4 <= ncols; q += 4) {
+            float coef[kGroupWidth][4];
+            for (int p = 0; p < kGroupWidth; ++p)
+                for (int r = 0; r < 4; ++r) coef[p][r] = u[p + (q + r) * ld];
+            update_four_columns(len, l + i0, ld, coef, c + q * ld + i0);
         }
+        for (; q < ncols; ++q)
+            update_one_column<false>(len, l + i0, u + q * ld, c + q * ld + i0, ld, i0, tracker);
     }
-    return ncols > 0 ? tracker.result() : PivotCandidate{};
+    return tracker.result();
 }
 
 }  // namespace tandem

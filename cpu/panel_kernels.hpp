@@ -33,13 +33,18 @@ PivotCandidate find_pivot_candidate(int64_t n, const float* x);
 PivotCandidate eliminate_column(int64_t n, float* column, float pivot, float* right, int64_t ld,
                                 const float* u, int count);
 
-// The rank-k update of a block of columns by a group of k factored columns:
-//   c(i, q) -= sum_{p < k} l(i, p) * u(p, q)  for i < n, q < ncols,
-// where l (n x k), u (k x ncols) and c (n x ncols) all have leading dimension ld
+// Columns the base case factors with rank-1 updates before one rank-8 update of
+// the columns to their right: each vector of 16 rows of those columns then gets
+// 8 FMAs per load and store.
+constexpr int kGroupWidth = 8;
+
+// The rank-8 update of a block of columns by a group of kGroupWidth factored columns:
+//   c(i, q) -= sum_{p < 8} l(i, p) * u(p, q)  for i < n, q < ncols,
+// where l (n x 8), u (8 x ncols) and c (n x ncols) all have leading dimension ld
 // and do not overlap. Returns the pivot candidate of column 0 of c after its
 // update (rows relative to c), or no candidate when ncols == 0.
-PivotCandidate update_with_group(int64_t n, int k, const float* l, const float* u, float* c,
-                                 int64_t ld, int ncols);
+PivotCandidate update_with_group(int64_t n, const float* l, const float* u, float* c, int64_t ld,
+                                 int ncols);
 
 }  // namespace tandem
 

@@ -63,26 +63,30 @@ struct TeamMember {
     int size() const { return partition->size(); }
 };
 
-// A value one thread publishes and others wait for; on its own cache line.
-struct alignas(64) SyncFlag {
-    std::atomic<int64_t> value{-1};
+// Flags one thread publishes (monotonically increasing values) and others wait
+// for. Waiting spins briefly (the wait is usually shorter than a context switch),
+// then yields, so a team larger than the free cores still makes progress.
+constexpr int kSpinsBeforeYield = 4000;
 
-    void publish(int64_t v) { value.store(v, std::memory_order_release); }
-    // Spins briefly (the wait is usually shorter than a context switch), then
-    // yields, so a team larger than the free cores still makes progress.
-    void wait_until_at_least(int64_t v) const {
-        for (int spins = 0; value.load(std::memory_order_acquire) < v; ++spins) {
-            if (spins < kSpinsBeforeYield) {
+inline void publish(std::atomic<int64_t>& flag, int64_t value) {
+    flag.store(value, std::memory_order_release);
+}
+
+inline void wait_until_at_least(const std::atomic<int64_t>& flag, int64_t value) {
+    for (int spins = 0; flag.load(std::memory_order_acquire) < value; ++spins) {
+        if (spins < kSpinsBeforeYield) {
 #if defined(__x86_64__) || defined(__i386__)
-                __builtin_ia32_pause();
+            __builtin_ia32_pause();
 #endif
-            } else {
-                std::this_thread::yield();
-            }
+        } else {
+            std::this_thread::yield();
         }
     }
+}
 
-    static constexpr int kSpinsBeforeYield = 4000;
+// A flag on its own cache line.
+struct alignas(64) SyncFlag {
+    std::atomic<int64_t> value{-1};
 };
 
 }  // namespace tandem

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <mutex>
 #include <string>
 
 #include "cpu/panel_base_case.hpp"
@@ -21,13 +22,14 @@
 //                    6. apply its row interchanges to [A11; A21] below A12
 //
 // One OpenMP team runs the whole panel, each thread owning the same contiguous
-// block of rows throughout (panel_base_case.hpp): the leaves (at most base_width
-// columns) are the cache-resident base case, and in steps 2-4 and 6 each thread
-// calls single-threaded BLAS on its own share: columns of the interchanges and of
-// the TRSM, its rows of the GEMM, which are the rows it factors next, still in
-// its cache. The BLAS library's own threads stay out of it: two thread pools on
-// the same cores (OpenMP threads spinning between regions while OpenBLAS's run,
-// and the reverse) cost more than either pool's work.
+// block of rows throughout (panel_team.hpp): the leaves (at most base_width
+// columns) are the cache-resident base case (panel_base_case.hpp), and in steps
+// 2-4 and 6 each thread calls the BLAS, single-threaded, on its own share:
+// columns of the interchanges and of the TRSM, its rows of the GEMM, which are the
+// rows it factors next, still in its cache. OpenBLAS's own threads stay out of
+// it, its thread count being 1 for the duration of the panel: two thread pools
+// taking turns on the same cores (OpenMP's threads spinning while OpenBLAS's run,
+// and the reverse) made the panel several times slower than either pool alone.
 
 namespace tandem {
 namespace {
@@ -43,22 +45,21 @@ struct Panel {
     float* at(int64_t row, int64_t col) const { return a + row + col * ld; }
 };
 
-// Past kMinRowsPerThread rows each, threads no longer pay for their barriers.
-int team_size(int64_t rows, int threads) {
-    return static_cast<int>(std::clamp<int64_t>(rows / kMinRowsPerThread, 1, threads));
+// The team: as asked, but never below kMinRowsPerThread rows a thread; when not
+// asked, all of OpenMP's threads down to kAutomaticRowsPerThread rows a thread,
+// below which a smaller team finishes first (each column costs the team one
+// exchange of candidates, dearer with more threads; measured on a 16-core Xeon).
+int team_size(int64_t rows, int requested) {
+    constexpr int64_t kAutomaticRowsPerThread = 512;
+    const int64_t limit = requested > 0 ? rows / kMinRowsPerThread : rows / kAutomaticRowsPerThread;
+    const int64_t wanted = requested > 0 ? requested : std::max(1, omp_get_max_threads());
+    return static_cast<int>(std::clamp<int64_t>(limit, 1, wanted));
 }
 
-// Largest power of two in 16 .. 128 whose block of one thread's rows fits
-// kBaseCaseCacheBytes (half a typical L2), or `width` if it is narrower.
-int automatic_base_width(int64_t rows, int width, int threads) {
-    constexpr int64_t kBaseCaseCacheBytes = 512 * 1024;
-    const int64_t rows_per_thread = (rows + threads - 1) / threads;
-    int base = 128;
-    while (base > 16 && rows_per_thread * base * static_cast<int64_t>(sizeof(float)) >
-                            kBaseCaseCacheBytes)
-        base /= 2;
-    return std::min(base, width);
-}
+// Base cases of 32 columns were fastest or within a few percent of it on every
+// panel measured (4096..65536 rows, 128..512 columns, 16 cores): narrower ones
+// need more of the recursion's TRSMs and GEMMs, wider ones more rank-8 updates.
+constexpr int kAutomaticBaseWidth = 32;
 
 // My contiguous share of `count` items split over the team.
 struct Share {
@@ -93,20 +94,21 @@ void apply_swaps(const TeamMember& me, const Panel& p, int first_col, int cols, 
 void solve_top_right(const TeamMember& me, const Panel& p, int first, int n1, int n2) {
     const Share mine = my_share(me, n2);
     if (mine.count > 0)
-        cblas_strsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, n1,
-                    mine.count, 1.0f, p.at(first, first), static_cast<int>(p.ld),
+        cblas_strsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, n1, mine.count,
+                    1.0f, p.at(first, first), static_cast<int>(p.ld),
                     p.at(first, first + n1 + mine.first), static_cast<int>(p.ld));
 #pragma omp barrier
 }
 
-// A22 -= A21 * A12 on my rows of A22 (below row first + n1): no other thread reads
-// them before the next barrier, which the base case provides.
-void update_my_rows(const TeamMember& me, const Panel& p, int first, int n1, int n2) {
+// A22 -= A21 * A12 on my rows of A22 (below row first + n1). No barrier follows:
+// the next thing to read these rows is the base case, whose other threads see my
+// rows only through what I publish after my own update.
+void update_bottom_right(const TeamMember& me, const Panel& p, int first, int n1, int n2) {
     const int64_t begin = std::max<int64_t>(me.begin, first + n1);
     const int64_t rows = me.end - begin;
     if (rows <= 0) return;
-    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), n2, n1,
-                -1.0f, p.at(begin, first), static_cast<int>(p.ld), p.at(first, first + n1),
+    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), n2, n1, -1.0f,
+                p.at(begin, first), static_cast<int>(p.ld), p.at(first, first + n1),
                 static_cast<int>(p.ld), 1.0f, p.at(begin, first + n1), static_cast<int>(p.ld));
 }
 
@@ -128,25 +130,41 @@ void factor_columns(const TeamMember& me, const Panel& p, int first, int count) 
     factor_columns(me, p, first, n1);
     apply_swaps(me, p, first + n1, n2, first, n1);
     solve_top_right(me, p, first, n1, n2);
-    update_my_rows(me, p, first, n1, n2);
+    update_bottom_right(me, p, first, n1, n2);
     factor_columns(me, p, first + n1, n2);
     apply_swaps(me, p, first, n1, first + n1, n2);
 }
 
-// OpenBLAS single-threaded while the team calls it (its thread count is global),
-// restored on every exit path.
+// OpenBLAS single-threaded while teams call it, restored when the last panel
+// in flight ends (its thread count is global to the process, and panels may run
+// concurrently, e.g. from threads of an enclosing parallel region).
 class SingleThreadedBlas {
 public:
-    SingleThreadedBlas() : saved_(openblas_get_num_threads()) { openblas_set_num_threads(1); }
-    ~SingleThreadedBlas() { openblas_set_num_threads(saved_); }
+    SingleThreadedBlas() {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        if (active_++ == 0) {
+            saved_threads_ = openblas_get_num_threads();
+            openblas_set_num_threads(1);
+        }
+    }
+    ~SingleThreadedBlas() {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        if (--active_ == 0) openblas_set_num_threads(saved_threads_);
+    }
     SingleThreadedBlas(const SingleThreadedBlas&) = delete;
     SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
 
 private:
-    int saved_;
+    static inline std::mutex mutex_;
+    static inline int active_ = 0;
+    static inline int saved_threads_ = 1;
 };
 
 }  // namespace
+
+int panel_threads(int64_t rows, const PanelOptions& options) {
+    return team_size(rows, options.threads);
+}
 
 int factor_panel_recursive(int64_t rows, int width, float* panel, int64_t ld, int* ipiv,
                            const PanelOptions& options) {
@@ -157,11 +175,9 @@ int factor_panel_recursive(int64_t rows, int width, float* panel, int64_t ld, in
                         std::to_string(width) + " (ld " + std::to_string(ld) + ", threads " +
                         std::to_string(options.threads) + ", base width " +
                         std::to_string(options.base_width) + ")");
-    const int threads = team_size(
-        rows, options.threads > 0 ? options.threads : std::max(1, omp_get_max_threads()));
-    const int base_width = options.base_width > 0
-                               ? std::min(options.base_width, width)
-                               : automatic_base_width(rows, width, threads);
+    const int threads = panel_threads(rows, options);
+    const int base_width =
+        std::min(options.base_width > 0 ? options.base_width : kAutomaticBaseWidth, width);
     // The recursion halves until a part is at most base_width wide, so leaves are
     // never wider than base_width.
     BaseCaseWorkspace workspace(threads, base_width);

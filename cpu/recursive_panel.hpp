@@ -1,7 +1,7 @@
 // tandem's own CPU panel factorization: recursive LU with partial pivoting of a
-// tall, narrow panel, with BLAS 3 (OpenBLAS's threads) for the updates of the
-// recursion and a cache-resident OpenMP base case (panel_base_case.hpp) for its
-// narrow leaves.
+// tall, narrow panel by one OpenMP team whose threads each own a block of rows:
+// BLAS 3 on each thread's share for the updates of the recursion, and a
+// cache-resident base case (panel_base_case.hpp) for its narrow leaves.
 #ifndef TANDEM_CPU_RECURSIVE_PANEL_HPP
 #define TANDEM_CPU_RECURSIVE_PANEL_HPP
 
@@ -10,12 +10,13 @@
 namespace tandem {
 
 struct PanelOptions {
-    // OpenMP threads of the base case; 0 = omp_get_max_threads(). The BLAS 3
-    // updates run on the BLAS library's own threads (openblas_set_num_threads).
+    // Threads of the team that factors the panel (one OpenMP team, calling the
+    // BLAS single-threaded); 0 = automatic: OpenMP's maximum, fewer on short
+    // panels (at least 512 rows a thread). An explicit count is used as given,
+    // down to 32 rows a thread.
     int threads = 0;
-    // Width of the base case's column blocks (1 .. 1024); 0 = automatic: as wide
-    // as keeps one thread's rows of a block within about 512 KiB of cache, from
-    // 16 to 128 columns.
+    // Width of the column blocks the recursion stops at (1 .. 1024); 0 =
+    // automatic (32).
     int base_width = 0;
 };
 
@@ -30,6 +31,10 @@ struct PanelOptions {
 // Throws tandem::Error (TANDEM_ERROR_INTERNAL) on invalid arguments.
 int factor_panel_recursive(int64_t rows, int width, float* panel, int64_t ld, int* ipiv,
                            const PanelOptions& options = {});
+
+// The size of the team factor_panel_recursive uses for a panel of `rows` rows
+// (OpenMP may still start fewer threads).
+int panel_threads(int64_t rows, const PanelOptions& options = {});
 
 }  // namespace tandem
 

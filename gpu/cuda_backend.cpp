@@ -39,4 +39,12 @@ std::unique_ptr<Device> make_cuda_device(int ordinal) {
     return std::make_unique<CudaDevice>(ordinal);
 }
 
+void set_gemm_policy(Device& cuda_device, GemmKernel kernel, const std::string& cache_dir) {
+    auto* device = dynamic_cast<CudaDevice*>(&cuda_device);
+    if (device == nullptr)
+        throw Error(TANDEM_ERROR_INTERNAL, "set_gemm_policy: " + cuda_device.name() +
+                                               " is not a CUDA device");
+    device->set_gemm_policy(kernel, cache_dir);
+}
+
 }  // namespace tandem::gpu

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "scheduler/device.hpp"
+#include "tandem/tandem.hpp"
 
 namespace tandem::gpu {
 
@@ -19,6 +20,10 @@ std::string unavailable_reason();
 // A Device on CUDA device `ordinal` (its own streams, events, cuBLAS handle).
 // Every method sets the CUDA device it needs and restores the caller's.
 std::unique_ptr<Device> make_cuda_device(int ordinal);
+
+// Sets which SGEMM a device made by make_cuda_device uses (Options::gemm) and
+// where its tuning table is cached.
+void set_gemm_policy(Device& cuda_device, GemmKernel kernel, const std::string& cache_dir);
 
 }  // namespace tandem::gpu
 

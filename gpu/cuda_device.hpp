@@ -20,14 +20,19 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <optional>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "gpu/bounce_buffers.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/gemm.hpp"
+#include "gpu/sgemm_tuning_table.hpp"
 #include "gpu/transfer.hpp"
 #include "scheduler/device.hpp"
+#include "tandem/tandem.hpp"
 
 namespace tandem::gpu {
 
@@ -66,7 +71,15 @@ public:
     void synchronize() override;
     double seconds_at(Event e) override;
 
+    // Which SGEMM the updates use (Options::gemm); automatic reads the tuning
+    // table of this GPU from cache_dir (the shipped sm_90 table without one).
+    void set_gemm_policy(GemmKernel kernel, const std::string& cache_dir);
+
 private:
+    // C = alpha A B + beta C, row-major, with the kernel the policy picks.
+    void product(Queue q, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                 int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
     cudaStream_t stream(Queue q) const;
     BlasQueue blas(Queue q) const { return {stream(q), handles_[static_cast<int>(q)]}; }
     Staging staging(Queue q) const;
@@ -98,6 +111,15 @@ private:
     DeviceBuffer staging_[2];
     int64_t staging_capacity_ = 0;  // floats, each
     BounceBuffers bounce_[2];
+
+    GemmKernel gemm_policy_ = GemmKernel::cublas;
+    std::optional<SgemmTuningTable> gemm_table_;  // for automatic and tandem
+    std::string gemm_table_key_;                  // policy and cache dir it was made for
+
+    // Pinned host blocks: handed out by host_alloc, and freed ones kept for reuse.
+    static constexpr size_t kPinnedCacheBlocks = 4;
+    std::unordered_map<void*, size_t> pinned_in_use_;
+    std::vector<std::pair<size_t, void*>> pinned_cache_;
 
     std::vector<cudaEvent_t> events_;  // Event e is events_[e] while e < events_used_
     int events_used_ = 0;

@@ -104,8 +104,8 @@ void CudaDevice::form_u12(Queue q, int64_t r0, int width, int64_t c0, int64_t co
     const int64_t chunk = std::min<int64_t>(cols, scratch.capacity / width);
     for (int64_t j = 0; j < cols; j += chunk) {
         const int64_t n = std::min(chunk, cols - j);
-        gemm(blas(q), width, n, width, 1.0f, inv_l11_.floats(), panel_ld_, a12 + j, ld_, 0.0f,
-             scratch.data, n);
+        product(q, width, n, width, 1.0f, inv_l11_.floats(), panel_ld_, a12 + j, ld_, 0.0f,
+                scratch.data, n);
         TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(a12 + j, sizeof(float) * ld_, scratch.data,
                                             sizeof(float) * n, sizeof(float) * n, width,
                                             cudaMemcpyDeviceToDevice, stream(q)));
@@ -121,8 +121,8 @@ void CudaDevice::update_trailing(Queue q, int64_t r0, int width, int64_t rows, i
     check_panel("update_trailing", width, width + rows);
     if (rows == 0 || cols == 0 || width == 0) return;
     const float* l21 = panel_.floats() + int64_t(width) * panel_ld_;
-    gemm(blas(q), rows, cols, width, -1.0f, l21, panel_ld_, at(r0, c0), ld_, 1.0f,
-         at(r0 + width, c0), ld_);
+    product(q, rows, cols, width, -1.0f, l21, panel_ld_, at(r0, c0), ld_, 1.0f,
+            at(r0 + width, c0), ld_);
 }
 
 }  // namespace tandem::gpu

@@ -10,7 +10,10 @@ namespace tandem::gpu {
 DeviceBuffer::DeviceBuffer(size_t bytes, const char* what) {
     if (bytes == 0) return;
     const cudaError_t status = cudaMalloc(&ptr_, bytes);
-    if (status == cudaSuccess) return;
+    if (status == cudaSuccess) {
+        bytes_ = bytes;
+        return;
+    }
     ptr_ = nullptr;
     (void)cudaGetLastError();  // not sticky: do not let a later launch check report it
     char size[32];

@@ -18,11 +18,13 @@ public:
     DeviceBuffer(size_t bytes, const char* what);
     ~DeviceBuffer() { reset(); }
 
-    DeviceBuffer(DeviceBuffer&& other) noexcept : ptr_(std::exchange(other.ptr_, nullptr)) {}
+    DeviceBuffer(DeviceBuffer&& other) noexcept
+        : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
     DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
         if (this != &other) {
             reset();
             ptr_ = std::exchange(other.ptr_, nullptr);
+            bytes_ = std::exchange(other.bytes_, 0);
         }
         return *this;
     }
@@ -32,12 +34,15 @@ public:
     void reset() noexcept {
         if (ptr_) (void)cudaFree(ptr_);
         ptr_ = nullptr;
+        bytes_ = 0;
     }
+    size_t bytes() const { return bytes_; }
     float* floats() const { return static_cast<float*>(ptr_); }
     int* ints() const { return static_cast<int*>(ptr_); }
 
 private:
     void* ptr_ = nullptr;
+    size_t bytes_ = 0;
 };
 
 }  // namespace tandem::gpu

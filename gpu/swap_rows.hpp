@@ -13,7 +13,10 @@ namespace tandem::gpu {
 // matrix `a` (device pointer, leading dimension ld), over its first `cols`
 // columns. ipiv is a HOST array of 1-based global row indices, already checked
 // by the caller; the pivots travel in the kernel parameters, so the host may
-// change ipiv as soon as this returns. Issued on `stream`.
+// change ipiv as soon as this returns. Issued on `stream`. The swaps are applied
+// as their net permutation of the rows they touch (each such row read and
+// written once), one launch per up to 512 swaps (fewer on devices with less
+// shared memory per block).
 void swap_rows(float* a, int64_t ld, int64_t cols, int64_t k1, int64_t k2, const int* ipiv,
                cudaStream_t stream);
 

@@ -112,7 +112,7 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
         // finish the trailing update of step k-1.
         if (panel_ready >= 0) devices_[plan.owner(k)]->synchronize(panel_ready);
         const double panel_start = host_seconds();
-        const int panel_info = factor_panel(panel_rows, width, panel, ldp, &ipiv_[j]);
+        const int panel_info = factor_panel(panel_rows, width, panel, ldp, &ipiv_[j], settings_.panel);
         for (int i = 0; i < width; ++i) ipiv_[j + i] += static_cast<int>(j);
         if (panel_info > 0 && info == 0) info = static_cast<int>(j) + panel_info;
         bool use_inverse = false;

@@ -16,6 +16,7 @@ struct HybridSettings {
     int block_size = 256;            // panel width nb (> 0)
     int lookahead = 1;               // 0 or 1
     float inverse_threshold = 1000;  // see Options::inverse_threshold
+    PanelMethod panel = PanelMethod::automatic;
 };
 
 class HybridLU {

@@ -70,8 +70,19 @@ Backend resolve_backend(const Options& options) { return detail::choose_backend(
 
 namespace detail {
 
+std::string resolve_cache_dir(const std::string& configured) {
+    if (!configured.empty()) return configured;
+    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+        return std::string(xdg) + "/tandem";
+    if (const char* home = std::getenv("HOME"); home && *home)
+        return std::string(home) + "/.cache/tandem";
+    return "";  // nowhere to cache: the shipped tables are used
+}
+
 BackendChoice choose_backend(const Options& options) {
     BackendChoice choice;
+    choice.gemm = options.gemm;
+    choice.cache_dir = resolve_cache_dir(options.cache_dir);
     Backend requested = options.backend;
     int env_devices = 0;
     if (requested == Backend::automatic && parse_environment(&requested, &env_devices))
@@ -102,16 +113,51 @@ BackendChoice choose_backend(const Options& options) {
     return choice;
 }
 
-std::vector<std::unique_ptr<Device>> make_devices(const BackendChoice& choice) {
-    std::vector<std::unique_ptr<Device>> devices;
-    for (int d = 0; d < choice.num_devices; ++d) {
-        if (choice.backend == Backend::host) devices.push_back(make_host_device(d));
-#ifdef TANDEM_HAVE_CUDA
-        else if (choice.backend == Backend::gpu) devices.push_back(gpu::make_cuda_device(d));
-#endif
-    }
-    return devices;
+namespace {
+
+// CUDA devices live for the whole process once made (never destroyed at exit:
+// the CUDA runtime may already be gone by then).
+struct GpuPool {
+    std::mutex mutex;
+    std::vector<std::unique_ptr<Device>> devices;  // index = CUDA ordinal
+};
+
+GpuPool& gpu_pool() {
+    static GpuPool* pool = new GpuPool;
+    return *pool;
 }
 
+}  // namespace
+
+DeviceLease::DeviceLease(const BackendChoice& choice) {
+    if (choice.backend == Backend::host) {
+        for (int d = 0; d < choice.num_devices; ++d) owned_.push_back(make_host_device(d));
+        for (auto& device : owned_) devices_.push_back(device.get());
+        return;
+    }
+#ifdef TANDEM_HAVE_CUDA
+    if (choice.backend == Backend::gpu) {
+        GpuPool& pool = gpu_pool();
+        lock_ = std::unique_lock<std::mutex>(pool.mutex);
+        if (pool.devices.size() < static_cast<size_t>(choice.num_devices))
+            pool.devices.resize(choice.num_devices);
+        for (int d = 0; d < choice.num_devices; ++d) {
+            if (!pool.devices[d]) pool.devices[d] = gpu::make_cuda_device(d);
+            gpu::set_gemm_policy(*pool.devices[d], choice.gemm, choice.cache_dir);
+            devices_.push_back(pool.devices[d].get());
+        }
+    }
+#endif
+}
+
+DeviceLease::~DeviceLease() = default;
+
 }  // namespace detail
+
+void release_resources() {
+    detail::GpuPool& pool = detail::gpu_pool();
+    std::lock_guard<std::mutex> lock(pool.mutex);
+    pool.devices.clear();
+}
+
 }  // namespace tandem

@@ -3,6 +3,7 @@
 #define TANDEM_SRC_BACKEND_HPP
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -15,14 +16,38 @@ struct BackendChoice {
     Backend backend = Backend::cpu;  // cpu, gpu or host
     int num_devices = 1;             // devices for gpu / host
     std::string note;                // why automatic chose what it chose
+    GemmKernel gemm = GemmKernel::automatic;  // for gpu
+    std::string cache_dir;                    // tuning cache, resolved (never empty)
 };
+
+// Options::cache_dir, or $XDG_CACHE_HOME/tandem, or $HOME/.cache/tandem.
+std::string resolve_cache_dir(const std::string& configured);
 
 // Resolves automatic (and TANDEM_BACKEND) to a concrete backend. Throws
 // Error(TANDEM_ERROR_BACKEND_UNAVAILABLE) naming what is missing when the gpu
 // backend is asked for and cannot run, or TANDEM_BACKEND is malformed.
 BackendChoice choose_backend(const Options& options);
 
-std::vector<std::unique_ptr<Device>> make_devices(const BackendChoice& choice);
+// The devices of one call. CUDA devices (streams, cuBLAS handles, pinned
+// buffers, and device memory that is large enough for the next call) are
+// created once per process and kept, so that a call at small n pays no set-up;
+// tandem::release_resources() frees them. A lease holds the lock of the GPU
+// pool: calls from several threads take turns on the GPUs. Host devices are
+// made for each call.
+class DeviceLease {
+public:
+    explicit DeviceLease(const BackendChoice& choice);
+    ~DeviceLease();
+    DeviceLease(const DeviceLease&) = delete;
+    DeviceLease& operator=(const DeviceLease&) = delete;
+
+    const std::vector<Device*>& devices() const { return devices_; }
+
+private:
+    std::unique_lock<std::mutex> lock_;
+    std::vector<std::unique_ptr<Device>> owned_;  // host devices of this call
+    std::vector<Device*> devices_;
+};
 
 }  // namespace tandem::detail
 

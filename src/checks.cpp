@@ -28,6 +28,12 @@ bool options_valid(const Options& o, std::string* why) {
     if (o.num_devices < 0) return fail("options.num_devices < 0");
     if (o.block_size < 0) return fail("options.block_size < 0");
     if (o.lookahead < 0 || o.lookahead > 1) return fail("options.lookahead is not 0 or 1");
+    if (o.panel != PanelMethod::automatic && o.panel != PanelMethod::lapack &&
+        o.panel != PanelMethod::recursive)
+        return fail("options.panel is not a PanelMethod value");
+    if (o.gemm != GemmKernel::automatic && o.gemm != GemmKernel::tandem &&
+        o.gemm != GemmKernel::cublas)
+        return fail("options.gemm is not a GemmKernel value");
     if (!(o.inverse_threshold >= 0.0f) || std::isinf(o.inverse_threshold))
         return fail("options.inverse_threshold is negative, infinite or NaN");
     return true;

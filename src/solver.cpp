@@ -30,16 +30,16 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
                               : default_block_size(m, n, choice_.backend == Backend::gpu);
     settings.lookahead = options_.lookahead;
     settings.inverse_threshold = options_.inverse_threshold;
+    settings.panel = options_.panel;
     try {
-        if (devices_.empty()) devices_ = make_devices(choice_);
-        std::vector<Device*> raw;
-        for (auto& d : devices_) raw.push_back(d.get());
-        hybrid_ = std::make_unique<HybridLU>(raw, settings);
+        if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
+        const std::vector<Device*>& devices = lease_->devices();
+        hybrid_ = std::make_unique<HybridLU>(devices, settings);
         report.backend = choice_.backend;
-        report.device = devices_[0]->name();
-        if (devices_.size() > 1) report.device += " (+" + std::to_string(devices_.size() - 1) + ")";
+        report.device = devices[0]->name();
+        if (devices.size() > 1) report.device += " (+" + std::to_string(devices.size() - 1) + ")";
         const int info = hybrid_->factor(m, n, a, lda, ipiv, report);
-        factors_on_device_ = m == n && devices_.size() == 1;
+        factors_on_device_ = m == n && devices.size() == 1;
         return info;
     } catch (const Error& e) {
         // A matrix too large for the GPU may still be factored on the CPU when
@@ -49,7 +49,7 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
                                    options_.allow_cpu_fallback;
         if (!may_fall_back) throw;
         hybrid_.reset();
-        devices_.clear();
+        lease_.reset();
         const int info = factor_on_cpu(m, n, a, lda, ipiv, report);
         report.message = std::string("CPU fallback: ") + e.what();
         return info;
@@ -76,8 +76,8 @@ void Solver::solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t 
                      ipiv, b, static_cast<int>(ldb));
         return;
     }
-    if (devices_.empty()) devices_ = make_devices(choice_);
-    Device& device = *devices_[0];
+    if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
+    Device& device = *lease_->devices()[0];
     report.backend = choice_.backend;
     report.device = device.name();
     device.allocate(n, n, 1);

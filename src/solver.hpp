@@ -35,7 +35,7 @@ private:
 
     Options options_;
     BackendChoice choice_;
-    std::vector<std::unique_ptr<Device>> devices_;
+    std::unique_ptr<DeviceLease> lease_;
     std::unique_ptr<HybridLU> hybrid_;
     bool factors_on_device_ = false;
 };

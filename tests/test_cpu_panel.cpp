@@ -5,7 +5,9 @@
 // candidates they may pick different rows; pivots must then agree up to the
 // first difference, and there the two chosen |U(k,k)| must agree to rounding (a
 // wrong pivot shows as a gap, a near tie does not).
+#include <cblas.h>
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -29,8 +31,8 @@ struct PanelCase {
 
 std::string describe(const PanelCase& c, uint64_t seed) {
     return std::to_string(c.rows) + " x " + std::to_string(c.width) + ", threads " +
-           std::to_string(c.threads) + ", base width " + std::to_string(c.base_width) +
-           ", seed " + std::to_string(seed) + " (TANDEM_TEST_SEED reproduces it)";
+           std::to_string(c.threads) + ", base width " + std::to_string(c.base_width) + ", seed " +
+           std::to_string(seed) + " (TANDEM_TEST_SEED reproduces it)";
 }
 
 int leading_dimension(const PanelCase& c) { return c.rows + 3; }
@@ -73,9 +75,9 @@ PanelFactors check_panel(const PanelCase& c, const std::vector<float>& a, bool c
     const PanelFactors ours = factor_copy(c, a);
     const LapackFactors lapack = lapack_getrf(c.rows, c.width, a, ld);
     EXPECT_EQ(ours.info, lapack.info);
-    EXPECT_LT(factorization_residual(c.rows, c.width, a.data(), ld, ours.lu.data(), ld,
-                                     ours.ipiv.data()),
-              kResidualBound);
+    EXPECT_LT(
+        factorization_residual(c.rows, c.width, a.data(), ld, ours.lu.data(), ld, ours.ipiv.data()),
+        kResidualBound);
     EXPECT_EQ(padding_changes(c.rows, c.width, ld, ours.lu.data()), 0);
     if (compare_pivots) EXPECT_TRUE(pivots_match(ours, lapack, ld));
     return ours;
@@ -84,27 +86,25 @@ PanelFactors check_panel(const PanelCase& c, const std::vector<float>& a, bool c
 PanelFactors check_random_panel(const PanelCase& c) {
     const uint64_t seed = test_seed();
     SCOPED_TRACE(describe(c, seed));
-    return check_panel(c, make_matrix(c.rows, c.width, leading_dimension(c), MatrixKind::random,
-                                      seed),
-                       true);
+    return check_panel(
+        c, make_matrix(c.rows, c.width, leading_dimension(c), MatrixKind::random, seed), true);
 }
 
 // Widths around the base case and group sizes, odd row counts; the big widths
 // with modest row counts (the residual check costs m n^2 / 2 in double).
-const PanelCase kShapes[] = {{1001, 1, 0, 0},  {999, 2, 0, 0},   {1003, 3, 0, 0},
-                             {777, 31, 0, 0},  {777, 32, 0, 0},  {777, 33, 0, 0},
-                             {513, 64, 0, 0},  {401, 100, 0, 0}, {383, 255, 0, 0},
-                             {300, 256, 0, 0}, {301, 257, 0, 0}, {601, 512, 0, 0},
-                             {1031, 1024, 0, 0}};
+const PanelCase kShapes[] = {
+    {1001, 1, 0, 0},  {999, 2, 0, 0},   {1003, 3, 0, 0},   {777, 31, 0, 0},  {777, 32, 0, 0},
+    {777, 33, 0, 0},  {513, 64, 0, 0},  {401, 100, 0, 0},  {383, 255, 0, 0}, {300, 256, 0, 0},
+    {301, 257, 0, 0}, {601, 512, 0, 0}, {1031, 1024, 0, 0}};
 
-// (threads, base width): automatic, the smallest groups, base widths that are not
-// multiples of the group width (groups then straddle the threads' row blocks), and
-// a recursion down to single columns.
+// (threads, base width): automatic; 4 threads; the smallest groups; base widths
+// that are not multiples of the group width (groups then straddle the threads'
+// row blocks); a recursion down to single columns.
 struct Config {
     int threads;
     int base_width;
 };
-const Config kConfigs[] = {{4, 0}, {3, 16}, {2, 24}, {3, 12}, {1, 1}};
+const Config kConfigs[] = {{0, 0}, {4, 0}, {3, 16}, {2, 24}, {3, 12}, {1, 1}};
 
 TEST(CpuPanel, MatchesLapackOverWidthsThreadsAndBaseWidths) {
     for (const PanelCase& shape : kShapes) {
@@ -168,6 +168,30 @@ TEST(CpuPanel, PanelInsideALargerMatrix) {
     }
 }
 
+// Panels factored concurrently from an enclosing parallel region (each by a team
+// of one, nested parallelism being off): right results, and OpenBLAS's thread
+// count, which a panel sets to 1 while it runs, restored afterwards.
+TEST(CpuPanel, ConcurrentPanelsRestoreBlasThreads) {
+    const int blas_threads = openblas_get_num_threads();
+    const uint64_t seed = test_seed();
+    const PanelCase c{500, 70, 0, 0};
+    SCOPED_TRACE(describe(c, seed));
+    const std::vector<float> a =
+        make_matrix(c.rows, c.width, leading_dimension(c), MatrixKind::random, seed);
+    const LapackFactors lapack = lapack_getrf(c.rows, c.width, a, leading_dimension(c));
+    std::vector<PanelFactors> results(4);
+#pragma omp parallel for num_threads(4)
+    for (int k = 0; k < 4; ++k) results[static_cast<size_t>(k)] = factor_copy(c, a);
+    for (const PanelFactors& f : results) {
+        EXPECT_EQ(f.info, lapack.info);
+        EXPECT_TRUE(pivots_match(f, lapack, leading_dimension(c)));
+        EXPECT_LT(factorization_residual(c.rows, c.width, a.data(), leading_dimension(c),
+                                         f.lu.data(), leading_dimension(c), f.ipiv.data()),
+                  kResidualBound);
+    }
+    EXPECT_EQ(openblas_get_num_threads(), blas_threads);
+}
+
 TEST(CpuPanel, ZeroColumnsGiveLapacksInfo) {
     const std::vector<std::vector<int>> zero_columns = {{0}, {50}, {99}, {17, 60}, {64, 65}};
     for (const Config& config : {Config{3, 16}, Config{4, 0}}) {
@@ -175,8 +199,8 @@ TEST(CpuPanel, ZeroColumnsGiveLapacksInfo) {
         for (const std::vector<int>& columns : zero_columns) {
             const uint64_t seed = test_seed();
             SCOPED_TRACE(describe(c, seed) + ", first zero column " + std::to_string(columns[0]));
-            std::vector<float> a = make_matrix(c.rows, c.width, leading_dimension(c),
-                                               MatrixKind::random, seed);
+            std::vector<float> a =
+                make_matrix(c.rows, c.width, leading_dimension(c), MatrixKind::random, seed);
             for (const int j : columns)
                 std::fill_n(a.begin() + j * leading_dimension(c), c.rows, 0.0f);
             const PanelFactors f = check_panel(c, a, true);
@@ -234,12 +258,11 @@ TEST(CpuPanel, TinyPivotDividesInsteadOfScaling) {
 
 TEST(CpuPanel, OtherMatrixKinds) {
     const PanelCase c{517, 130, 3, 32};
-    for (const MatrixKind kind : {MatrixKind::diagonally_dominant, MatrixKind::badly_scaled,
-                                  MatrixKind::ill_conditioned}) {
+    for (const MatrixKind kind :
+         {MatrixKind::diagonally_dominant, MatrixKind::badly_scaled, MatrixKind::ill_conditioned}) {
         const uint64_t seed = test_seed();
         SCOPED_TRACE(describe(c, seed) + ", " + kind_name(kind));
-        const std::vector<float> a =
-            make_matrix(c.rows, c.width, leading_dimension(c), kind, seed);
+        const std::vector<float> a = make_matrix(c.rows, c.width, leading_dimension(c), kind, seed);
         const PanelFactors f = check_panel(c, a, kind != MatrixKind::ill_conditioned);
         if (kind == MatrixKind::diagonally_dominant)
             for (int k = 0; k < c.width; ++k) EXPECT_EQ(f.ipiv[static_cast<size_t>(k)], k + 1);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/swap_rows.hpp"
 #include "tests/gpu_device_fixture.hpp"
 
 namespace tandem::test {
@@ -121,6 +122,110 @@ TEST_F(GpuDevice, SwapRowsMatchesReferenceLaswp) {
         EXPECT_EQ(first_bit_difference(read_storage(c.m, c.n), expected), -1)
             << "m = " << c.m << ", k1..k2 = " << c.k1 << ".." << c.k2;
     }
+}
+
+// Pivot sequences whose net permutation has long cycles and repeated rows.
+enum class Pivots {
+    chain,         // k <-> k+1 for every k, then the last one with the bottom row: one long cycle
+    one_far_row,   // every k with the bottom row (repeated row, cycle of nb + 1)
+    first_row,     // every k with row k1 (the first swap is a no-op)
+    far_below,     // random rows below k2 (repeats: nb may exceed the rows there)
+    lapack_mix,    // random in k .. m-1, every third one equal to k
+    anywhere,      // random in 0 .. m-1, above k1 too
+    none,          // all equal to k: nothing moves, nothing is launched
+};
+
+// gpu::swap_rows straight on a raw allocation: m rows of a row-major buffer
+// whose block is columns c0 .. c0+cols-1, with ld > c0 + cols and guard rows
+// after the m rows. Everything outside the block (columns before and after,
+// the padding up to ld, the guard rows) must stay as it was, bit for bit; the
+// buffer's values are random, so a stray write or a wrong source shows.
+// nb = 600 needs two launches (at most 512 swaps each) and the chain runs
+// across them; cols = 1, 31, 33, 1000 give partial and several column chunks;
+// c0 = 3 with an odd ld misaligns the rows, c0 = 32 with ld a multiple of 32
+// aligns them.
+TEST_F(GpuDevice, SwapRowsPermutationCyclesRepeatsAndEdges) {
+    SCOPED_TRACE(seed_note());
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    cudaStream_t stream = nullptr;
+    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+    const int64_t k1 = 37, guard_rows = 3;
+    int variant = 0;
+    for (const int64_t nb : {1, 256, 600})
+        for (const int64_t cols : {1, 31, 33, 1000})
+            for (const Pivots kind : {Pivots::chain, Pivots::one_far_row, Pivots::first_row,
+                                      Pivots::far_below, Pivots::lapack_mix, Pivots::anywhere,
+                                      Pivots::none}) {
+                const int64_t c0 = variant++ % 2 ? 32 : 3;
+                const int64_t ld = c0 == 32 ? (c0 + cols + 1 + 31) / 32 * 32 : c0 + cols + 5;
+                const int64_t k2 = k1 + nb, m = k2 + 200, total = (m + guard_rows) * ld;
+                SCOPED_TRACE("nb = " + std::to_string(nb) + ", cols = " + std::to_string(cols) +
+                             ", c0 = " + std::to_string(c0) + ", ld = " + std::to_string(ld) +
+                             ", pivots #" + std::to_string(static_cast<int>(kind)));
+                std::vector<int> ipiv(static_cast<size_t>(m), -7);
+                auto pick = [&](int64_t lo, int64_t hi) {  // a 1-based row in lo .. hi
+                    return static_cast<int>(std::uniform_int_distribution<int64_t>(lo, hi)(rng_)) + 1;
+                };
+                for (int64_t k = k1; k < k2; ++k) {
+                    int& p = ipiv[k];
+                    switch (kind) {
+                        case Pivots::chain: p = k + 1 < k2 ? int(k) + 2 : int(m); break;
+                        case Pivots::one_far_row: p = int(m); break;
+                        case Pivots::first_row: p = int(k1) + 1; break;
+                        case Pivots::far_below: p = pick(k2, m - 1); break;
+                        case Pivots::lapack_mix: p = k % 3 == 0 ? int(k) + 1 : pick(k, m - 1); break;
+                        case Pivots::anywhere: p = pick(0, m - 1); break;
+                        case Pivots::none: p = int(k) + 1; break;
+                    }
+                }
+                const Vec before = random(total);
+                Vec expected = before;
+                for (int64_t k = k1; k < k2; ++k)
+                    for (int64_t j = c0; j < c0 + cols; ++j)
+                        std::swap(expected[k * ld + j], expected[(ipiv[k] - 1) * ld + j]);
+
+                float* d = nullptr;
+                ASSERT_EQ(cudaMalloc(&d, sizeof(float) * total), cudaSuccess);
+                ASSERT_EQ(cudaMemcpy(d, before.data(), sizeof(float) * total,
+                                     cudaMemcpyHostToDevice),
+                          cudaSuccess);
+                gpu::swap_rows(d + c0, ld, cols, k1, k2, ipiv.data(), stream);
+                std::fill(ipiv.begin(), ipiv.end(), -5);  // the launch has what it needs
+                Vec got(static_cast<size_t>(total), kNaN);
+                ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+                ASSERT_EQ(cudaMemcpy(got.data(), d, sizeof(float) * total,
+                                     cudaMemcpyDeviceToHost),
+                          cudaSuccess);
+                ASSERT_EQ(cudaFree(d), cudaSuccess);
+                const int64_t at = first_bit_difference(got, expected);
+                EXPECT_EQ(at, -1) << "first difference at row " << (at < 0 ? -1 : at / ld)
+                                  << ", column " << (at < 0 ? -1 : at % ld);
+            }
+    ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
+// Back to back on one stream, the second sequence undoes the first (its swaps
+// in reverse order): the matrix must come back exactly.
+TEST_F(GpuDevice, SwapRowsForwardThenBackwardIsIdentity) {
+    SCOPED_TRACE(seed_note());
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    const int64_t m = 3000, cols = 777, ld = 800, k1 = 0, k2 = 1300;
+    std::vector<int> ipiv(static_cast<size_t>(m));
+    for (int64_t k = k1; k < k2; ++k)
+        ipiv[k] = static_cast<int>(std::uniform_int_distribution<int64_t>(0, m - 1)(rng_)) + 1;
+    const Vec before = random(m * ld);
+    float* d = nullptr;
+    ASSERT_EQ(cudaMalloc(&d, sizeof(float) * m * ld), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(d, before.data(), sizeof(float) * m * ld, cudaMemcpyHostToDevice),
+              cudaSuccess);
+    gpu::swap_rows(d, ld, cols, k1, k2, ipiv.data(), nullptr);
+    // Undo: swaps k2-1 .. k1, each one a single-swap call (ipiv is read at row k).
+    for (int64_t k = k2 - 1; k >= k1; --k) gpu::swap_rows(d, ld, cols, k, k + 1, ipiv.data(), nullptr);
+    Vec got(before.size(), kNaN);
+    ASSERT_EQ(cudaMemcpy(got.data(), d, sizeof(float) * m * ld, cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    ASSERT_EQ(cudaFree(d), cudaSuccess);
+    EXPECT_EQ(first_bit_difference(got, before), -1);
 }
 
 TEST_F(GpuDevice, EventsOrderTheQueues) {

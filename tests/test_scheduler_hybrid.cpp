@@ -88,7 +88,9 @@ TEST_P(HybridScheduler, BlockSizesFromOneColumnToTheWholeMatrix) {
     const Factored lapack = factor_with_lapack(n, n, a);
     for (int nb : {1, 2, 7, 64, n, n + 5}) {
         SCOPED_TRACE("nb=" + std::to_string(nb));
-        const Factored f = factor(n, n, a, host_options(nb));
+        Options options = host_options(nb);
+        options.panel = PanelMethod::lapack;  // so that one whole-matrix panel is LAPACK's sgetrf
+        const Factored f = factor(n, n, a, options);
         EXPECT_EQ(f.info, 0);
         EXPECT_LT(residual(n, n, a, f), kResidualBound);
         EXPECT_EQ(f.report.steps, (n + nb - 1) / nb);

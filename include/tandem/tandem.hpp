@@ -38,6 +38,21 @@ enum class Layout : int { row_major = TANDEM_ROW_MAJOR, col_major = TANDEM_COL_M
 //              scheduler's own code path without a GPU (for tests and debugging).
 enum class Backend { automatic, cpu, gpu, host };
 
+// How the CPU factors a panel of the hybrid algorithm.
+//   automatic: recursive.
+//   lapack:    LAPACK's sgetrf (OpenBLAS), the seed design's panel.
+//   recursive: tandem's recursive LU with a cache-resident OpenMP base case
+//              (same pivots as LAPACK on matrices without ties, 2-5x faster
+//              on tall panels; see docs/PERFORMANCE.md).
+enum class PanelMethod { automatic, lapack, recursive };
+
+// Which SGEMM the GPU's trailing updates use.
+//   automatic: per shape bucket, whichever the tuning table says is faster
+//              (tandem's kernels or cuBLAS).
+//   tandem:    tandem's own kernels everywhere.
+//   cublas:    cuBLAS everywhere.
+enum class GemmKernel { automatic, tandem, cublas };
+
 struct Options {
     Layout layout = Layout::col_major;
     Backend backend = Backend::automatic;
@@ -51,6 +66,11 @@ struct Options {
     // U12 = inv(L11) * A12 by GEMM when ||inv(L11)||_1 <= this, else by TRSM.
     // 0 forces TRSM on every step. Why 1000: see docs/ALGORITHM.md.
     float inverse_threshold = 1000.0f;
+    PanelMethod panel = PanelMethod::automatic;
+    GemmKernel gemm = GemmKernel::automatic;
+    // Directory of the per-machine tuning cache; empty = $XDG_CACHE_HOME/tandem
+    // or ~/.cache/tandem.
+    std::string cache_dir;
     // When the matrix does not fit in GPU memory under backend automatic, fall
     // back to the CPU path (true) or report TANDEM_ERROR_OUT_OF_MEMORY (false).
     bool allow_cpu_fallback = true;
@@ -107,6 +127,11 @@ int sgesv(int n, int nrhs, float* a, int lda, int* ipiv, float* b, int ldb,
 bool gpu_available();
 // Number of usable CUDA devices (0 when the GPU backend is not compiled in).
 int gpu_count();
+// tandem keeps each GPU's streams, cuBLAS handles, pinned host buffers and
+// device memory between calls (so that small solves pay no set-up). This frees
+// them; the next GPU call sets them up again. Not to be called while another
+// thread is inside a tandem call.
+void release_resources();
 // The backend `automatic` resolves to right now (honours TANDEM_BACKEND).
 Backend resolve_backend(const Options& options);
 const char* backend_name(Backend backend);
