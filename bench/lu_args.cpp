@@ -74,6 +74,8 @@ void print_lu_usage(std::ostream& os) {
           "  --backend B          tandem backend: auto|cpu|gpu|host (default auto)\n"
           "  --nb NB              tandem panel width, 0 = automatic (default 0)\n"
           "  --lookahead L        tandem look-ahead depth 0|1 (default 1)\n"
+          "  --panel P            CPU panel: auto|lapack|recursive (default auto = recursive)\n"
+          "  --gemm G             GPU update SGEMM: auto|tandem|cublas (default auto = tuning table)\n"
           "  --gpus G             GPUs (backend gpu) or emulated devices (backend host),\n"
           "                       0 = all GPUs / one host device (default 0)\n"
           "  --repeats R          timed repeats per size and implementation (default 3)\n"
@@ -109,7 +111,8 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
         // Every other option takes one value.
         static const char* const valued[] = {"--sizes", "--backend", "--nb",   "--lookahead",
                                              "--gpus",  "--repeats", "--seed", "--cpu-max-n",
-                                             "--csv",   "--plot",    "--trace"};
+                                             "--csv",   "--plot",    "--trace",
+                                             "--panel", "--gemm"};
         bool known = false;
         for (const char* option : valued) known = known || name == option;
         if (!known) {
@@ -134,6 +137,22 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
                 return false;
             }
             out.backend_text = value;
+        } else if (name == "--panel") {
+            if (value == "auto") out.options.panel = tandem::PanelMethod::automatic;
+            else if (value == "lapack") out.options.panel = tandem::PanelMethod::lapack;
+            else if (value == "recursive") out.options.panel = tandem::PanelMethod::recursive;
+            else {
+                error = "--panel: '" + value + "' is not one of auto, lapack, recursive";
+                return false;
+            }
+        } else if (name == "--gemm") {
+            if (value == "auto") out.options.gemm = tandem::GemmKernel::automatic;
+            else if (value == "tandem") out.options.gemm = tandem::GemmKernel::tandem;
+            else if (value == "cublas") out.options.gemm = tandem::GemmKernel::cublas;
+            else {
+                error = "--gemm: '" + value + "' is not one of auto, tandem, cublas";
+                return false;
+            }
         } else if (name == "--nb") {
             if (!parse_int(value, 0, 65536, number)) {
                 error = "--nb: '" + value + "' is not a block size in 0..65536 (0 = automatic)";

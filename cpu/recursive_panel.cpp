@@ -1,5 +1,7 @@
 #include "cpu/recursive_panel.hpp"
 
+#include "cpu/blas_threads.hpp"
+
 #include <cblas.h>
 #include <omp.h>
 
@@ -135,30 +137,7 @@ void factor_columns(const TeamMember& me, const Panel& p, int first, int count) 
     apply_swaps(me, p, first, n1, first + n1, n2);
 }
 
-// OpenBLAS single-threaded while teams call it, restored when the last panel
-// in flight ends (its thread count is global to the process, and panels may run
-// concurrently, e.g. from threads of an enclosing parallel region).
-class SingleThreadedBlas {
-public:
-    SingleThreadedBlas() {
-        const std::lock_guard<std::mutex> lock(mutex_);
-        if (active_++ == 0) {
-            saved_threads_ = openblas_get_num_threads();
-            openblas_set_num_threads(1);
-        }
-    }
-    ~SingleThreadedBlas() {
-        const std::lock_guard<std::mutex> lock(mutex_);
-        if (--active_ == 0) openblas_set_num_threads(saved_threads_);
-    }
-    SingleThreadedBlas(const SingleThreadedBlas&) = delete;
-    SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
 
-private:
-    static inline std::mutex mutex_;
-    static inline int active_ = 0;
-    static inline int saved_threads_ = 1;
-};
 
 }  // namespace
 

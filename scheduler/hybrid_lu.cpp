@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <string>
 
+#include "cpu/blas_threads.hpp"
 #include "cpu/panel.hpp"
 #include "scheduler/blocking_plan.hpp"
 
@@ -63,6 +65,10 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
     const int64_t kmax = std::min(m, n);
     const int max_width = plan.max_width();
     n_factored_ = -1;
+    // Our panel runs its own OpenMP team: keep OpenBLAS's threads asleep for the
+    // whole factorization (inv(L11) included), not only inside each panel.
+    std::optional<SingleThreadedBlas> single_threaded_blas;
+    if (settings_.panel != PanelMethod::lapack) single_threaded_blas.emplace();
 
     for (int d = 0; d < num_devices; ++d)
         devices_[d]->allocate(m, plan.local_cols(d), max_width);
