@@ -7,7 +7,6 @@
 #include <utility>
 
 namespace tandem_bench {
-namespace {
 
 std::uint64_t splitmix64(std::uint64_t z) {
     z += 0x9E3779B97F4A7C15ull;
@@ -21,6 +20,8 @@ float uniform_pm1(std::uint64_t stream, std::uint64_t index) {
     const std::uint64_t bits = splitmix64(stream ^ splitmix64(index)) >> 40;
     return static_cast<float>(bits) * (2.0f / 16777216.0f) - 1.0f;
 }
+
+namespace {
 
 const float* column(const float* m, int n, int j) { return m + static_cast<std::size_t>(j) * n; }
 

@@ -7,6 +7,12 @@
 
 namespace tandem_bench {
 
+// A counter-based generator: splitmix64 mixes a 64-bit value; uniform_pm1 is
+// uniform in [-1, 1) from 24 random bits (exact in float), a pure function of
+// (stream, index) so that fills can be parallel and repeatable.
+std::uint64_t splitmix64(std::uint64_t z);
+float uniform_pm1(std::uint64_t stream, std::uint64_t index);
+
 // The n x n column-major matrix of the sweep at size n: entries uniform in
 // [-1, 1], a pure function of (seed, n, index), so runs are repeatable and the
 // fill can be parallel.

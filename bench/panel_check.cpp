@@ -1,5 +1,7 @@
 #include "bench/panel_check.hpp"
 
+#include "bench/matrix_data.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -8,19 +10,6 @@
 
 namespace tandem_bench {
 namespace {
-
-std::uint64_t splitmix64(std::uint64_t z) {
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-// Uniform in [-1, 1) from 24 random bits: every value is exact in float.
-float uniform_pm1(std::uint64_t stream, std::uint64_t index) {
-    const std::uint64_t bits = splitmix64(stream ^ splitmix64(index)) >> 40;
-    return static_cast<float>(bits) * (2.0f / 16777216.0f) - 1.0f;
-}
 
 constexpr double kEps = 0x1.0p-24;  // LAPACK's slamch('E') for float
 

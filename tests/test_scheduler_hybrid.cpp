@@ -223,6 +223,19 @@ TEST_P(HybridScheduler, TimelineCoversEveryStep) {
     EXPECT_GE(f.report.panel_hidden_seconds, 0.0);
 }
 
+// Devices are kept between calls; releasing them must leave the next call working.
+TEST_P(HybridScheduler, CallsBeforeAndAfterReleasingResources) {
+    const uint64_t seed = test_seed();
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    for (int n : {300, 100, 300}) {  // shrinking, then growing again past the kept buffers
+        const auto a = make_matrix(n, n, n, MatrixKind::random, seed + n);
+        const Factored f = factor(n, n, a, host_options(64));
+        EXPECT_EQ(f.info, 0);
+        EXPECT_LT(residual(n, n, a, f), kResidualBound);
+        if (n == 100) release_resources();
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, HybridScheduler, ::testing::Values(Backend::host, Backend::gpu),
                          [](const ::testing::TestParamInfo<Backend>& info) {
                              return std::string(backend_name(info.param));
