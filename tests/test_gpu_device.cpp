@@ -189,6 +189,8 @@ TEST_F(GpuDevice, SwapRowsPermutationCyclesRepeatsAndEdges) {
                 ASSERT_EQ(cudaMemcpy(d, before.data(), sizeof(float) * total,
                                      cudaMemcpyHostToDevice),
                           cudaSuccess);
+                // The copy's DMA may still be in flight, and `stream` need not wait for it.
+                ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
                 gpu::swap_rows(d + c0, ld, cols, k1, k2, ipiv.data(), stream);
                 std::fill(ipiv.begin(), ipiv.end(), -5);  // the launch has what it needs
                 Vec got(static_cast<size_t>(total), kNaN);

@@ -108,6 +108,9 @@ std::string SgemmGpuTest::run_and_check(const SgemmCase& c, const std::string& v
                     "upload");
     };
     upload(a_dev, a), upload(b_dev, b), upload(c_dev, c0);
+    // cudaMemcpy from pageable memory may return before its DMA has landed, and
+    // the product runs on a non-blocking stream that does not wait for it.
+    expect_cuda(cudaDeviceSynchronize(), "the uploads");
     gpu::SgemmArgs args;
     args.m = c.m, args.n = c.n, args.k = c.k, args.alpha = c.alpha, args.beta = c.beta;
     args.a = a_dev.floats() + kGuard, args.lda = a.ld;
