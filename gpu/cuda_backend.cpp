@@ -2,32 +2,58 @@
 
 #include <cuda_runtime.h>
 
+#include <string>
+
 #include "gpu/cuda_device.hpp"
+#include "gpu/kernel_image.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::gpu {
 
+namespace {
+
+struct Visible {
+    int devices = 0;         // what cudaGetDeviceCount sees
+    int usable = 0;          // leading ordinals that can run our kernels
+    std::string why_not;     // why there are no (more) usable ones
+};
+
 // Without a driver (or a GPU) cudaGetDeviceCount fails cleanly with an error
 // code; nothing here throws or aborts, so CPU-only machines run tandem unharmed.
-int device_count() {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess) {
-        (void)cudaGetLastError();  // do not leave the failure for a later launch check
-        return 0;
-    }
-    return count;
+// The answer cannot change within a process, so it is computed once.
+const Visible& visible() {
+    static const Visible result = [] {
+        Visible v;
+        const cudaError_t status = cudaGetDeviceCount(&v.devices);
+        if (status != cudaSuccess) {
+            (void)cudaGetLastError();  // do not leave the failure for a later launch check
+            v.devices = 0;
+            v.why_not = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(status);
+            return v;
+        }
+        if (v.devices == 0) v.why_not = "cudaGetDeviceCount found no CUDA device";
+        // Ordinals stay 0..usable-1: counting stops at the first device without an image.
+        while (v.usable < v.devices && has_kernel_image(v.usable)) ++v.usable;
+        if (v.usable < v.devices) {
+            cudaDeviceProp properties{};
+            (void)cudaGetDeviceProperties(&properties, v.usable);
+            (void)cudaGetLastError();
+            v.why_not = "CUDA device " + std::to_string(v.usable) + " (" + properties.name +
+                        ", sm_" + std::to_string(properties.major) +
+                        std::to_string(properties.minor) +
+                        ") cannot run this build's kernels (rebuild with its architecture in "
+                        "CMAKE_CUDA_ARCHITECTURES)";
+        }
+        return v;
+    }();
+    return result;
 }
 
-std::string unavailable_reason() {
-    int count = 0;
-    const cudaError_t status = cudaGetDeviceCount(&count);
-    if (status != cudaSuccess) {
-        (void)cudaGetLastError();
-        return std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(status);
-    }
-    if (count == 0) return "cudaGetDeviceCount found no CUDA device";
-    return "";
-}
+}  // namespace
+
+int device_count() { return visible().usable; }
+
+std::string unavailable_reason() { return visible().usable > 0 ? "" : visible().why_not; }
 
 std::unique_ptr<Device> make_cuda_device(int ordinal) {
     const int count = device_count();

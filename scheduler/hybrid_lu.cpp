@@ -29,7 +29,12 @@ struct DeviceSpan {
 class HostBuffer {
 public:
     HostBuffer(Device& owner, int64_t count) : owner_(owner), data_(owner.host_alloc(count)) {}
-    ~HostBuffer() { owner_.host_free(data_); }
+    ~HostBuffer() {
+        try {
+            owner_.host_free(data_);
+        } catch (...) {  // a destructor must not throw; the block is lost at worst
+        }
+    }
     HostBuffer(const HostBuffer&) = delete;
     HostBuffer& operator=(const HostBuffer&) = delete;
     float* data() const { return data_; }
@@ -90,11 +95,16 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
     for (int d = 0; d < num_devices; ++d)
         devices_[d]->wait(Queue::compute, devices_[d]->record(Queue::transfer));
 
-    // Two panel buffers: the CPU factors one while the other is still in flight.
+    // Two panel buffers (and inv(L11) buffers): the CPU factors panel k in one
+    // while devices may still be receiving panel k-1 from the other.
+    // received[b][d]: device d has read buffer b (the event after its receive_panel).
     const int64_t ldp = std::max<int64_t>(m, 1);
     HostBuffer panel_buffers[2] = {{*devices_[0], ldp * max_width},
                                    {*devices_[0], ldp * max_width}};
-    HostBuffer inverse_buffer(*devices_[0], int64_t(max_width) * max_width);
+    HostBuffer inverse_buffers[2] = {{*devices_[0], int64_t(max_width) * max_width},
+                                     {*devices_[0], int64_t(max_width) * max_width}};
+    std::vector<Event> received[2] = {std::vector<Event>(num_devices, -1),
+                                      std::vector<Event>(num_devices, -1)};
     ipiv_.assign(static_cast<size_t>(kmax), 0);
     std::vector<Event> update_done(num_devices, -1);
     Event panel_ready = -1;
@@ -112,6 +122,7 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
         const int64_t panel_rows = m - j;
         const int64_t rows_below = panel_rows - width;
         float* panel = panel_buffers[k % 2].data();
+        float* inverse = inverse_buffers[k % 2].data();
         const int step = static_cast<int>(k);
 
         // CPU: factor panel k (rows j..m) and invert its L11, while the devices
@@ -123,7 +134,7 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
         if (panel_info > 0 && info == 0) info = static_cast<int>(j) + panel_info;
         bool use_inverse = false;
         if (settings_.inverse_threshold > 0.0f && width > 0) {
-            const float norm = invert_unit_lower(width, panel, ldp, inverse_buffer.data(), width);
+            const float norm = invert_unit_lower(width, panel, ldp, inverse, width);
             use_inverse = norm <= settings_.inverse_threshold;
         }
         (use_inverse ? report.inverse_steps : report.trsm_steps)++;
@@ -137,9 +148,10 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
             if (update_done[d] >= 0) dev.wait(Queue::transfer, update_done[d]);
             ctx.timed(d, Queue::transfer, "upload", step, [&](Device& x) {
                 x.receive_panel(Queue::transfer, panel, ldp, panel_rows, width,
-                                use_inverse ? inverse_buffer.data() : nullptr, width);
+                                use_inverse ? inverse : nullptr, width);
             });
-            dev.wait(Queue::compute, dev.record(Queue::transfer));
+            received[k % 2][d] = dev.record(Queue::transfer);
+            dev.wait(Queue::compute, received[k % 2][d]);
             const int64_t c_panel = plan.local_begin(d, j);
             const int64_t c_right = plan.local_begin(d, j + width);
             const int64_t right_cols = plan.local_cols(d) - c_right;
@@ -161,6 +173,11 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
         const int64_t next_local = has_next ? plan.local_begin(next_owner, next_begin) : 0;
         const int64_t next_cols = has_next ? plan.block_width(k + 1) : 0;
         auto send_next_panel = [&] {
+            // The buffers of step k+1 held panel k-1: every device must have read
+            // it before they are overwritten (the owner's own queue is in order).
+            for (int d = 0; d < num_devices; ++d)
+                if (d != next_owner && received[(k + 1) % 2][d] >= 0)
+                    devices_[d]->synchronize(received[(k + 1) % 2][d]);
             Device& owner = *devices_[next_owner];
             owner.wait(Queue::transfer, owner.record(Queue::compute));
             ctx.timed(next_owner, Queue::transfer, "download", step + 1, [&](Device& x) {

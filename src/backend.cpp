@@ -85,8 +85,11 @@ BackendChoice choose_backend(const Options& options) {
     choice.cache_dir = resolve_cache_dir(options.cache_dir);
     Backend requested = options.backend;
     int env_devices = 0;
-    if (requested == Backend::automatic && parse_environment(&requested, &env_devices))
+    choice.explicit_request = requested != Backend::automatic;
+    if (requested == Backend::automatic && parse_environment(&requested, &env_devices)) {
         choice.note = "TANDEM_BACKEND selected " + std::string(backend_name(requested));
+        choice.explicit_request = true;
+    }
     if (requested == Backend::automatic) {
         requested = gpu_available() ? Backend::gpu : Backend::cpu;
         if (requested == Backend::cpu) choice.note = "CPU path: " + gpu_missing_reason();

@@ -16,6 +16,7 @@ struct BackendChoice {
     Backend backend = Backend::cpu;  // cpu, gpu or host
     int num_devices = 1;             // devices for gpu / host
     std::string note;                // why automatic chose what it chose
+    bool explicit_request = false;   // Options or TANDEM_BACKEND named the backend
     GemmKernel gemm = GemmKernel::automatic;  // for gpu
     std::string cache_dir;                    // tuning cache, resolved (never empty)
 };

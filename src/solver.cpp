@@ -1,6 +1,7 @@
 #include "src/solver.hpp"
 
 #include <algorithm>
+#include <new>
 
 #include "cpu/lapack_path.hpp"
 #include "scheduler/blocking_plan.hpp"
@@ -18,9 +19,16 @@ int Solver::factor_on_cpu(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv
     return lapack_getrf(static_cast<int>(m), static_cast<int>(n), a, static_cast<int>(lda), ipiv);
 }
 
+bool Solver::may_fall_back(const Error& e) const {
+    return e.code() == TANDEM_ERROR_OUT_OF_MEMORY && !choice_.explicit_request &&
+           options_.allow_cpu_fallback;
+}
+
 int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Report& report) {
     report.message = choice_.note;
     factors_on_device_ = false;
+    fell_back_ = false;
+    factored_ = true;
     if (choice_.backend == Backend::cpu || m == 0 || n == 0)
         return factor_on_cpu(m, n, a, lda, ipiv, report);
 
@@ -32,58 +40,91 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
     settings.inverse_threshold = options_.inverse_threshold;
     settings.panel = options_.panel;
     try {
-        if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
-        const std::vector<Device*>& devices = lease_->devices();
-        hybrid_ = std::make_unique<HybridLU>(devices, settings);
-        report.backend = choice_.backend;
-        report.device = devices[0]->name();
-        if (devices.size() > 1) report.device += " (+" + std::to_string(devices.size() - 1) + ")";
-        const int info = hybrid_->factor(m, n, a, lda, ipiv, report);
-        factors_on_device_ = m == n && devices.size() == 1;
-        return info;
+        try {
+            if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
+            const std::vector<Device*>& devices = lease_->devices();
+            hybrid_ = std::make_unique<HybridLU>(devices, settings);
+            report.backend = choice_.backend;
+            report.device = devices[0]->name();
+            if (devices.size() > 1)
+                report.device += " (+" + std::to_string(devices.size() - 1) + ")";
+            const int info = hybrid_->factor(m, n, a, lda, ipiv, report);
+            factors_on_device_ = m == n && devices.size() == 1;
+            return info;
+        } catch (const std::bad_alloc&) {
+            throw Error(TANDEM_ERROR_OUT_OF_MEMORY, "tandem: out of host memory in sgetrf");
+        }
     } catch (const Error& e) {
         // A matrix too large for the GPU may still be factored on the CPU when
         // the caller left the choice to tandem. Nothing was written to a yet.
-        const bool may_fall_back = e.code() == TANDEM_ERROR_OUT_OF_MEMORY &&
-                                   options_.backend == Backend::automatic &&
-                                   options_.allow_cpu_fallback;
-        if (!may_fall_back) throw;
+        if (!may_fall_back(e)) throw;
         hybrid_.reset();
         lease_.reset();
+        fell_back_ = true;
         const int info = factor_on_cpu(m, n, a, lda, ipiv, report);
         report.message = std::string("CPU fallback: ") + e.what();
         return info;
     }
 }
 
+void Solver::solve_on_cpu(char op, int64_t n, int64_t nrhs, const float* a, int64_t lda,
+                          const int* ipiv, float* b, int64_t ldb, Report& report) {
+    if (!factored_) {  // in sgesv the report names where the factorization ran
+        report.backend = Backend::cpu;
+        report.device = lapack_name();
+    }
+    lapack_getrs(op, static_cast<int>(n), static_cast<int>(nrhs), a, static_cast<int>(lda), ipiv,
+                 b, static_cast<int>(ldb));
+}
+
 void Solver::solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t lda,
                    const int* ipiv, float* b, int64_t ldb, Report& report) {
     const char op = (trans == 'N' || trans == 'n') ? 'N' : 'T';
     if (n == 0 || nrhs == 0) return;
+    // A device solve writes B in chunks: a failure part-way must say so.
+    auto failed_in_device_solve = [](const Error& e) {
+        return Error(e.code(), std::string(e.what()) +
+                                   " (in the solve: B may be partially overwritten; A and ipiv "
+                                   "hold the LU factors)");
+    };
     if (factors_on_device_) {
-        hybrid_->solve(op, nrhs, b, ldb);
+        try {
+            hybrid_->solve(op, nrhs, b, ldb);
+        } catch (const Error& e) {
+            throw failed_in_device_solve(e);
+        }
         return;
     }
-    // Factors given on the host: moving n^2 floats to a GPU pays only for many
-    // right-hand sides, so automatic keeps few of them on the CPU.
-    const bool on_device = choice_.backend != Backend::cpu &&
-                           (options_.backend != Backend::automatic ||
-                            nrhs >= kMinRhsForDeviceSolve);
+    // Factors on the host. They go to a GPU only when the caller asked for it
+    // or there are many right-hand sides (moving n^2 floats pays only then),
+    // never after a CPU fallback, and never for factors that were spread over
+    // several GPUs (gathered on the host already; one GPU may not hold them).
+    const bool several_devices = lease_ && lease_->devices().size() > 1;
+    const bool on_device =
+        choice_.backend != Backend::cpu && !fell_back_ && !several_devices &&
+        (choice_.explicit_request || nrhs >= kMinRhsForDeviceSolve);
     if (!on_device) {
-        report.backend = Backend::cpu;
-        report.device = lapack_name();
-        lapack_getrs(op, static_cast<int>(n), static_cast<int>(nrhs), a, static_cast<int>(lda),
-                     ipiv, b, static_cast<int>(ldb));
+        solve_on_cpu(op, n, nrhs, a, lda, ipiv, b, ldb, report);
         return;
     }
-    if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
-    Device& device = *lease_->devices()[0];
-    report.backend = choice_.backend;
-    report.device = device.name();
-    device.allocate(n, n, 1);
-    device.upload(Queue::transfer, a, lda, 0, 0, n, n);
-    device.synchronize();
-    device.solve(op, n, nrhs, ipiv, b, ldb);
+    try {
+        if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
+        Device& device = *lease_->devices()[0];
+        if (!factored_) {
+            report.backend = choice_.backend;
+            report.device = device.name();
+        }
+        device.allocate(n, n, 1);
+        device.upload(Queue::transfer, a, lda, 0, 0, n, n);
+        device.synchronize();
+        device.solve(op, n, nrhs, ipiv, b, ldb);
+    } catch (const std::bad_alloc&) {
+        throw Error(TANDEM_ERROR_OUT_OF_MEMORY, "tandem: out of host memory in sgetrs");
+    } catch (const Error& e) {
+        if (!may_fall_back(e)) throw failed_in_device_solve(e);
+        solve_on_cpu(op, n, nrhs, a, lda, ipiv, b, ldb, report);  // B untouched: allocate failed
+        report.message = std::string("CPU fallback: ") + e.what();
+    }
 }
 
 double getrf_flops(int64_t m, int64_t n) {

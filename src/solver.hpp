@@ -24,7 +24,8 @@ public:
     // op(A) X = B (column-major) with the factors in a/ipiv; after factor() of a
     // square matrix on one device the factors already there are used instead.
     // Otherwise it runs on the chosen backend's first device, except that
-    // backend automatic solves fewer than kMinRhsForDeviceSolve columns on the CPU.
+    // backend automatic solves fewer than kMinRhsForDeviceSolve columns on the CPU,
+    // and factors from a CPU fallback or from several devices are solved on the CPU.
     void solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t lda,
                const int* ipiv, float* b, int64_t ldb, Report& report);
 
@@ -32,12 +33,18 @@ public:
 
 private:
     int factor_on_cpu(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Report& report);
+    void solve_on_cpu(char op, int64_t n, int64_t nrhs, const float* a, int64_t lda,
+                      const int* ipiv, float* b, int64_t ldb, Report& report);
+    // An out-of-memory error that the options let tandem answer on the CPU.
+    bool may_fall_back(const Error& e) const;
 
     Options options_;
     BackendChoice choice_;
     std::unique_ptr<DeviceLease> lease_;
     std::unique_ptr<HybridLU> hybrid_;
-    bool factors_on_device_ = false;
+    bool factors_on_device_ = false;  // factor() left square LU factors on one device
+    bool fell_back_ = false;          // the last factor() fell back to the CPU
+    bool factored_ = false;           // factor() ran (sgesv): the report keeps its backend
 };
 
 // Useful flops of an m x n LU (2/3 n^3 for square) and of a solve with nrhs columns.

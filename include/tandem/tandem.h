@@ -11,7 +11,10 @@
  *                 tandem_sgesv leaves B untouched in that case.
  *   info <= TANDEM_ERROR_BACKEND_UNAVAILABLE
  *                 a run-time failure (see the TANDEM_ERROR_* codes below);
- *                 tandem_last_error() describes it. Arrays are untouched.
+ *                 tandem_last_error() describes it. Arrays are untouched,
+ *                 except when tandem_sgesv's solve fails on a GPU after its
+ *                 factorization succeeded: A and ipiv then hold the factors and
+ *                 B may be partially overwritten (the error text says so).
  *
  * layout is TANDEM_COL_MAJOR (102) or TANDEM_ROW_MAJOR (101), as LAPACKE.
  * Pivot indices in ipiv are 1-based: row i was interchanged with row ipiv[i-1].

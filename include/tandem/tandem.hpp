@@ -14,7 +14,9 @@
 // memory exhausted) throw tandem::Error, whose code() is one of the
 // TANDEM_ERROR_* values of tandem.h and whose what() names the failing call.
 // The caller's arrays are then untouched: results are written back only once
-// the whole computation has succeeded.
+// the whole computation has succeeded. One exception, named in the error's
+// text: when sgesv's factorization succeeded and its solve then fails on a
+// device, A and ipiv hold the LU factors and B may be partially overwritten.
 #ifndef TANDEM_TANDEM_HPP
 #define TANDEM_TANDEM_HPP
 
