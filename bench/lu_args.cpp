@@ -72,10 +72,13 @@ void print_lu_usage(std::ostream& os) {
           "  --sizes N1,N2,...    sizes to sweep (default: 2048,4096,8192,12288,16384 with a\n"
           "                       GPU, 256,512,1024,1536,2048 without)\n"
           "  --backend B          tandem backend: auto|cpu|gpu|host (default auto)\n"
-          "  --nb NB              tandem panel width, 0 = automatic (default 0)\n"
+          "  --nb NB              tandem panel width, 0 = chosen per step by the model (default 0)\n"
           "  --lookahead L        tandem look-ahead depth 0|1 (default 1)\n"
           "  --panel P            CPU panel: auto|lapack|recursive (default auto = recursive)\n"
           "  --gemm G             GPU update SGEMM: auto|tandem|cublas (default auto = tuning table)\n"
+          "  --placement P        where panels are factored: auto|cpu|device (default auto = the\n"
+          "                       measured model's choice per step)\n"
+          "  --plan               print tandem's plan (panel widths and sites) for each size\n"
           "  --gpus G             GPUs (backend gpu) or emulated devices (backend host),\n"
           "                       0 = all GPUs / one host device (default 0)\n"
           "  --repeats R          timed repeats per size and implementation (default 3)\n"
@@ -108,11 +111,15 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
             out.help = true;
             continue;
         }
+        if (name == "--plan") {
+            out.show_plan = true;
+            continue;
+        }
         // Every other option takes one value.
         static const char* const valued[] = {"--sizes", "--backend", "--nb",   "--lookahead",
                                              "--gpus",  "--repeats", "--seed", "--cpu-max-n",
                                              "--csv",   "--plot",    "--trace",
-                                             "--panel", "--gemm"};
+                                             "--panel", "--gemm",    "--placement"};
         bool known = false;
         for (const char* option : valued) known = known || name == option;
         if (!known) {
@@ -151,6 +158,14 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
             else if (value == "cublas") out.options.gemm = tandem::GemmKernel::cublas;
             else {
                 error = "--gemm: '" + value + "' is not one of auto, tandem, cublas";
+                return false;
+            }
+        } else if (name == "--placement") {
+            if (value == "auto") out.options.placement = tandem::PanelPlacement::automatic;
+            else if (value == "cpu") out.options.placement = tandem::PanelPlacement::cpu;
+            else if (value == "device") out.options.placement = tandem::PanelPlacement::device;
+            else {
+                error = "--placement: '" + value + "' is not one of auto, cpu, device";
                 return false;
             }
         } else if (name == "--nb") {

@@ -69,6 +69,8 @@ void measure_tandem(int n, const std::vector<float>& original, std::vector<float
     d.steps = last_report.steps;
     d.inverse_steps = last_report.inverse_steps;
     d.trsm_steps = last_report.trsm_steps;
+    d.device_panel_steps = last_report.device_panel_steps;
+    d.plan = last_report.plan;
     d.panel_seconds = last_report.panel_seconds;
     d.panel_hidden_seconds = last_report.panel_hidden_seconds;
 }
@@ -117,7 +119,8 @@ std::string format_gflops(const Measurement& m) {
 }
 
 // The device is named only when it changes (it is long, and the same on most lines).
-void print_progress(const SizeResult& r, bool show_cusolver, std::string& last_device) {
+void print_progress(const SizeResult& r, bool show_cusolver, bool show_plan,
+                    std::string& last_device) {
     std::cout << "n=" << r.n << ": tandem " << format_gflops(r.tandem);
     if (ran(r.tandem)) {
         const bool new_device = r.details.device != last_device && !r.details.device.empty();
@@ -127,6 +130,7 @@ void print_progress(const SizeResult& r, bool show_cusolver, std::string& last_d
     std::cout << " | LAPACK " << (r.lapack.status == RunStatus::skipped ? r.lapack.note : format_gflops(r.lapack));
     if (show_cusolver) std::cout << " | cuSOLVER " << format_gflops(r.cusolver);
     std::cout << std::endl;  // flushed: the sweep can take minutes
+    if (show_plan && !r.details.plan.empty()) std::cout << r.details.plan << std::flush;
 }
 
 std::string today() {
@@ -205,7 +209,7 @@ int run_lu_mode(const std::vector<std::string>& raw_args, const std::string& com
             // The host copies themselves did not fit: record it and go on with other sizes.
             mark_failed(result.tandem, "out of host memory for the n x n copies");
         }
-        print_progress(result, show_cusolver, last_device);
+        print_progress(result, show_cusolver, args.show_plan, last_device);
         results.push_back(std::move(result));
     }
 

@@ -34,6 +34,30 @@ int run_tune_mode(const std::vector<std::string>& args, const std::string& comma
     return tandem_bench::run_gemm_mode(with_tune, command_line);
 }
 
+// `tandem-bench plan` (or --plan first): tandem's plan for each size, nothing timed.
+int run_plan_mode(const std::vector<std::string>& args, const std::string&) {
+    tandem_bench::LuArgs parsed;
+    std::string error;
+    if (!tandem_bench::parse_lu_args(args, parsed, error)) {
+        std::cerr << "tandem-bench plan: " << error << "\n";
+        return 2;
+    }
+    if (parsed.help) {
+        std::cout << "usage: tandem-bench plan [--sizes ...] [--backend B] [--gpus G] [--nb NB]\n"
+                     "                         [--placement P] [--panel P]\n"
+                     "Prints the plan tandem::sgetrf would follow at each size: panel widths, where\n"
+                     "each panel is factored and the model's predicted step time (on a GPU, from the\n"
+                     "machine's measured performance model, calibrated now if none is cached).\n";
+        return 0;
+    }
+    const std::vector<int> sizes =
+        parsed.sizes.empty() ? tandem_bench::default_sizes(tandem::gpu_available()) : parsed.sizes;
+    for (int n : sizes) {
+        std::cout << "n = " << n << ": " << tandem::describe_plan(n, n, parsed.options) << "\n";
+    }
+    return 0;
+}
+
 const Mode modes[] = {
     {"lu", "sweep n: tandem sgetrf vs LAPACK (CPU) vs cuSOLVER (GPU) [default]",
      tandem_bench::run_lu_mode},
@@ -41,6 +65,7 @@ const Mode modes[] = {
      tandem_bench::run_gemm_mode},
     {"panel", "CPU panel factorization: tandem's recursive panel vs LAPACK sgetrf",
      run_panel_mode},
+    {"plan", "tandem's plan per size (panel widths and sites); --plan is the same", run_plan_mode},
 };
 
 void print_usage(std::ostream& os) {
@@ -66,6 +91,9 @@ int main(int argc, char** argv) {
     } else if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
         print_usage(std::cout);
         return 0;
+    } else if (!args.empty() && args[0] == "--plan") {
+        mode_name = "plan";
+        args.erase(args.begin());
     } else if (!args.empty() && args[0] == "--tune") {
         args.erase(args.begin());
         try {

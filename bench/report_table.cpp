@@ -68,11 +68,12 @@ void print_table(std::ostream& os, const std::vector<SizeResult>& results, bool 
                  const std::string& cusolver_note) {
     std::vector<std::string> header = {"n", "tandem GF/s", "LAPACK GF/s"};
     if (show_cusolver) {
-        header.insert(header.end(), {"cuSOLVER GF/s", "cuSOLVER+copy GF/s", "tandem/cuSOLVER"});
+        header.insert(header.end(), {"cuSOLVER GF/s", "cuSOLVER+copy GF/s", "tandem/cuSOLVER",
+                                     "tandem/(cuSOLVER+copy)"});
     }
     header.insert(header.end(), {"tandem/LAPACK", "tandem resid est", "LAPACK resid est"});
     if (show_cusolver) header.push_back("cuSOLVER resid est");
-    header.insert(header.end(), {"backend", "nb", "inv/trsm steps", "panel hidden"});
+    header.insert(header.end(), {"backend", "nb", "inv/trsm steps", "device panels", "panel hidden"});
 
     std::vector<std::vector<std::string>> rows;
     for (const SizeResult& r : results) {
@@ -82,7 +83,10 @@ void print_table(std::ostream& os, const std::vector<SizeResult>& results, bool 
         if (show_cusolver) {
             row.insert(row.end(), {rate_cell(r.cusolver, r.cusolver.gflops),
                                    rate_cell(r.cusolver, r.cusolver.gflops_with_transfer),
-                                   ratio_cell(r.tandem, r.cusolver)});
+                                   ratio_cell(r.tandem, r.cusolver),
+                                   ran(r.tandem) && ran(r.cusolver)
+                                       ? format("%.2fx", r.tandem.gflops / r.cusolver.gflops_with_transfer)
+                                       : "-"});
         }
         row.insert(row.end(), {ratio_cell(r.tandem, r.lapack), residual_cell(r.tandem),
                                residual_cell(r.lapack)});
@@ -91,6 +95,7 @@ void print_table(std::ostream& os, const std::vector<SizeResult>& results, bool 
         row.insert(row.end(),
                    {ran(r.tandem) ? d.backend : "-", hybrid ? std::to_string(d.block_size) : "-",
                     hybrid ? std::to_string(d.inverse_steps) + "/" + std::to_string(d.trsm_steps) : "-",
+                    hybrid ? std::to_string(d.device_panel_steps) + "/" + std::to_string(d.steps) : "-",
                     hybrid && d.panel_seconds > 0.0 ? format("%.0f%%", 100.0 * hidden_share(d)) : "-"});
         rows.push_back(std::move(row));
     }
@@ -145,7 +150,8 @@ bool write_csv(const std::string& path, const std::vector<SizeResult>& results, 
            "panel_hidden_seconds,panel_hidden_share,lapack_status,lapack_seconds,lapack_gflops,"
            "lapack_residual_est,cusolver_status,cusolver_seconds,cusolver_gflops,"
            "cusolver_with_transfer_seconds,cusolver_with_transfer_gflops,cusolver_residual_est,"
-           "tandem_over_cusolver,tandem_over_cusolver_with_transfer,tandem_over_lapack\n";
+           "tandem_over_cusolver,tandem_over_cusolver_with_transfer,tandem_over_lapack,"
+           "device_panel_steps\n";
     for (const SizeResult& r : results) {
         const TandemDetails& d = r.details;
         const bool tandem_ran = ran(r.tandem);
@@ -169,7 +175,8 @@ bool write_csv(const std::string& path, const std::vector<SizeResult>& results, 
             << ',' << csv_number(r.cusolver.gflops_with_transfer) << ','
             << csv_number(r.cusolver.residual) << ',' << ratio(r.cusolver, r.cusolver.gflops) << ','
             << ratio(r.cusolver, r.cusolver.gflops_with_transfer) << ','
-            << ratio(r.lapack, r.lapack.gflops) << '\n';
+            << ratio(r.lapack, r.lapack.gflops) << ','
+            << (tandem_ran ? std::to_string(d.device_panel_steps) : std::string()) << '\n';
     }
     out.close();
     if (!out) {

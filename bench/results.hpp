@@ -40,6 +40,8 @@ struct TandemDetails {
     int steps = 0;
     int inverse_steps = 0;
     int trsm_steps = 0;
+    int device_panel_steps = 0;
+    std::string plan;     // tandem's panel widths and sites (gpu)
     double panel_seconds = 0.0;
     double panel_hidden_seconds = 0.0;
 };

@@ -64,6 +64,9 @@ bool write_chrome_trace(const std::string& path, const tandem::Report& report, i
                           (report.device.empty() ? "" : " (" + report.device + ")");
     std::string metadata = "  {\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"name\":" +
                            json_string(process) + "}}";
+    if (!report.plan.empty())  // the plan, as an instant event at time zero
+        events += ",\n  {\"name\":\"plan\",\"ph\":\"i\",\"s\":\"g\",\"ts\":0,\"pid\":0,\"tid\":0,"
+                  "\"args\":{\"plan\":" + json_string(report.plan) + "}}";
     for (std::size_t i = 0; i < lanes.size(); ++i) {
         const std::string tid = std::to_string(i);
         metadata += ",\n  {\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":" + tid +

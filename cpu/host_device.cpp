@@ -1,6 +1,7 @@
 #include "cpu/host_device.hpp"
 
 #include <cblas.h>
+#include <lapacke.h>
 
 #include <algorithm>
 #include <chrono>
@@ -21,6 +22,7 @@ public:
     explicit HostDevice(int index) : index_(index) {}
 
     std::string name() const override { return "host #" + std::to_string(index_); }
+    std::string fingerprint() const override { return "host device"; }
 
     int64_t free_bytes() const override { return INT64_MAX; }
 
@@ -79,6 +81,27 @@ public:
     void store_panel(Queue, int64_t r0, int64_t c0, int64_t rows, int width) override {
         for (int64_t i = 0; i < rows; ++i)
             std::memcpy(&at(r0 + i, c0), &panel_[i * width], sizeof(float) * width);
+    }
+
+    void factor_panel(Queue, int64_t r0, int64_t c0, int64_t rows, int width,
+                      int* pivots) override {
+        pivots[width] = 0;
+        if (rows <= 0 || width <= 0) return;
+        const lapack_int info = LAPACKE_sgetrf(LAPACK_ROW_MAJOR, static_cast<lapack_int>(rows),
+                                               width, &at(r0, c0), static_cast<lapack_int>(ld_),
+                                               pivots);
+        if (info < 0)
+            throw Error(TANDEM_ERROR_INTERNAL, name() + ": factor_panel: LAPACKE_sgetrf returned " +
+                                                 std::to_string(info));
+        pivots[width] = info;
+    }
+
+    void take_panel(Queue, int64_t r0, int64_t c0, int64_t rows, int width) override {
+        panel_rows_ = rows;
+        panel_width_ = width;
+        has_inverse_ = false;
+        for (int64_t i = 0; i < rows; ++i)
+            std::memcpy(&panel_[i * width], &at(r0 + i, c0), sizeof(float) * width);
     }
 
     void swap_rows(Queue, int64_t c0, int64_t cols, int64_t k1, int64_t k2,

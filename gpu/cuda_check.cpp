@@ -34,6 +34,22 @@ void throw_cublas_error(cublasStatus_t status, const char* call, const char* fil
     throw Error(code, where(call, file, line) + cublasGetStatusString(status));
 }
 
+void throw_cusolver_error(cusolverStatus_t status, const char* call, const char* file, int line) {
+    const char* name = "an error status";
+    switch (status) {
+        case CUSOLVER_STATUS_NOT_INITIALIZED: name = "CUSOLVER_STATUS_NOT_INITIALIZED"; break;
+        case CUSOLVER_STATUS_ALLOC_FAILED: name = "CUSOLVER_STATUS_ALLOC_FAILED"; break;
+        case CUSOLVER_STATUS_INVALID_VALUE: name = "CUSOLVER_STATUS_INVALID_VALUE"; break;
+        case CUSOLVER_STATUS_ARCH_MISMATCH: name = "CUSOLVER_STATUS_ARCH_MISMATCH"; break;
+        case CUSOLVER_STATUS_EXECUTION_FAILED: name = "CUSOLVER_STATUS_EXECUTION_FAILED"; break;
+        case CUSOLVER_STATUS_INTERNAL_ERROR: name = "CUSOLVER_STATUS_INTERNAL_ERROR"; break;
+        default: break;
+    }
+    const int code =
+        status == CUSOLVER_STATUS_ALLOC_FAILED ? TANDEM_ERROR_OUT_OF_MEMORY : TANDEM_ERROR_DEVICE;
+    throw Error(code, where(call, file, line) + name + " (" + std::to_string(int(status)) + ")");
+}
+
 DeviceGuard::DeviceGuard(int device) {
     int current = 0;
     TANDEM_CUDA_CHECK(cudaGetDevice(&current));

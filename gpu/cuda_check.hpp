@@ -1,4 +1,4 @@
-// Checked CUDA and cuBLAS calls. Every runtime call, cuBLAS call and kernel
+// Checked CUDA, cuBLAS and cuSOLVER calls. Every runtime call, cuBLAS call and kernel
 // launch of the GPU backend goes through one of these macros, so that a failure
 // surfaces as tandem::Error naming the call, where it was made and why it failed:
 //   "cudaMemcpy2DAsync(...) failed at cuda_device.cpp:120: invalid argument"
@@ -8,6 +8,7 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <cusolverDn.h>
 
 namespace tandem::gpu {
 
@@ -15,6 +16,8 @@ namespace tandem::gpu {
                                    int line);
 [[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, const char* file,
                                      int line);
+[[noreturn]] void throw_cusolver_error(cusolverStatus_t status, const char* call,
+                                       const char* file, int line);
 
 // Makes `device` the calling thread's current CUDA device for the guard's
 // lifetime and restores the caller's device afterwards (without throwing).
@@ -43,6 +46,13 @@ private:
         const cublasStatus_t tandem_status_ = (call);                                 \
         if (tandem_status_ != CUBLAS_STATUS_SUCCESS)                                  \
             ::tandem::gpu::throw_cublas_error(tandem_status_, #call, __FILE__, __LINE__); \
+    } while (0)
+
+#define TANDEM_CUSOLVER_CHECK(call)                                                     \
+    do {                                                                                \
+        const cusolverStatus_t tandem_status_ = (call);                                 \
+        if (tandem_status_ != CUSOLVER_STATUS_SUCCESS)                                  \
+            ::tandem::gpu::throw_cusolver_error(tandem_status_, #call, __FILE__, __LINE__); \
     } while (0)
 
 // After a <<<...>>> launch: configuration errors (and earlier asynchronous

@@ -32,6 +32,13 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
         cudaDeviceProp properties;
         TANDEM_CUDA_CHECK(cudaGetDeviceProperties(&properties, ordinal_));
         name_ = std::string(properties.name) + " #" + std::to_string(ordinal_);
+        int driver = 0, runtime = 0;
+        TANDEM_CUDA_CHECK(cudaDriverGetVersion(&driver));
+        TANDEM_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+        fingerprint_ = std::string(properties.name) + " sm_" + std::to_string(properties.major) +
+                       std::to_string(properties.minor) + " " +
+                       std::to_string(properties.multiProcessorCount) + " SMs driver " +
+                       std::to_string(driver) + " runtime " + std::to_string(runtime);
         // The transfer queue's small kernels (transposes of panels) run at high
         // priority: otherwise they wait behind the trailing update's GEMM blocks
         // and the next panel reaches the CPU late (measured: 3.2 ms instead of
@@ -47,6 +54,8 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
             TANDEM_CUBLAS_CHECK(cublasSetPointerMode(handles_[q], CUBLAS_POINTER_MODE_HOST));
             // Plain FP32 arithmetic: TF32 tensor cores would break LAPACK's accuracy bounds.
             TANDEM_CUBLAS_CHECK(cublasSetMathMode(handles_[q], CUBLAS_DEFAULT_MATH));
+            TANDEM_CUSOLVER_CHECK(cusolverDnCreate(&solvers_[q]));
+            TANDEM_CUSOLVER_CHECK(cusolverDnSetStream(solvers_[q], streams_[q]));
         }
     } catch (...) {
         release();
@@ -72,6 +81,10 @@ void CudaDevice::release_buffers() noexcept {
     inv_l11_.reset();
     staging_[0].reset();
     staging_[1].reset();
+    for (int q = 0; q < 2; ++q) {
+        getrf_work_[q].reset();
+        getrf_pivots_[q].reset();
+    }
     rows_ = local_cols_ = panel_rows_ = staging_capacity_ = 0;
     ld_ = panel_ld_ = 1;
     max_width_ = panel_width_ = 0;
@@ -89,6 +102,8 @@ void CudaDevice::release() noexcept {
     events_used_ = 0;
     for (int q = 0; q < 2; ++q) {
         if (handles_[q]) (void)cublasDestroy(handles_[q]);
+        if (solvers_[q]) (void)cusolverDnDestroy(solvers_[q]);
+        solvers_[q] = nullptr;
         if (streams_[q]) (void)cudaStreamDestroy(streams_[q]);
         handles_[q] = nullptr;
         streams_[q] = nullptr;
@@ -139,6 +154,7 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width)
                             int64_t(sizeof(float));
         panel_rows_ = panel_width_ = 0;
         has_inverse_ = false;
+        ensure_getrf_workspace(Queue::transfer, rows, max_panel_width);
         return;
     }
     release_buffers();  // frees room for the new ones
@@ -171,6 +187,8 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width)
     max_width_ = max_panel_width;
     panel_ld_ = panel_ld;
     staging_capacity_ = staging_capacity;
+    // The panels are factored on the transfer queue: its workspace now, not mid-factorization.
+    ensure_getrf_workspace(Queue::transfer, rows, max_panel_width);
 }
 
 float* CudaDevice::host_alloc(int64_t count) {

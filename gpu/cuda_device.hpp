@@ -6,12 +6,14 @@
 //   panel_      the panel workspace: up to rows x max_panel_width, row-major (panel_ld_).
 //   inv_l11_    inv(L11) of the current panel, max_panel_width^2, row-major (panel_ld_).
 //   staging_[q] one transposing-copy buffer per queue (also the scratch of the
-//               out-of-place product U12 = inv(L11) * A12), so that the two queues
+//               out-of-place product U12 = inv(L11) * A12, and the column-major
+//               copy of a panel factored by cuSOLVER), so that the two queues
 //               never share one.
+//   getrf_work_[q], getrf_pivots_[q]  cuSOLVER getrf workspace, pivots and info.
 // And on the host, per queue, pinned bounce buffers for large copies from and to
 // pageable memory (allocated on first use, kept across allocate()).
-// Queues are two non-blocking CUDA streams, each with its own cuBLAS handle
-// (a handle's workspace must not be shared by concurrent streams). Events
+// Queues are two non-blocking CUDA streams, each with its own cuBLAS and
+// cuSOLVER handle (a handle's workspace must not be shared by concurrent streams). Events
 // come from a pool that allocate() recycles. Every public method makes this
 // device current for its duration and restores the caller's device.
 #ifndef TANDEM_GPU_CUDA_DEVICE_HPP
@@ -19,6 +21,7 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <cusolverDn.h>
 
 #include <optional>
 #include <string>
@@ -44,6 +47,7 @@ public:
     CudaDevice& operator=(const CudaDevice&) = delete;
 
     std::string name() const override { return name_; }
+    std::string fingerprint() const override { return fingerprint_; }
     int64_t free_bytes() const override;
     void allocate(int64_t rows, int64_t local_cols, int max_panel_width) override;
     float* host_alloc(int64_t count) override;
@@ -56,6 +60,9 @@ public:
     void receive_panel(Queue q, const float* panel, int64_t ldp, int64_t rows, int width,
                        const float* inv_l11, int64_t ldi) override;
     void store_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) override;
+    void factor_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width,
+                      int* pivots) override;
+    void take_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) override;
     void swap_rows(Queue q, int64_t c0, int64_t cols, int64_t k1, int64_t k2,
                    const int* ipiv) override;
     void form_u12(Queue q, int64_t r0, int width, int64_t c0, int64_t cols,
@@ -92,13 +99,18 @@ private:
     void check_panel(const char* op, int width, int64_t rows_used) const;
     [[noreturn]] void contract_error(const char* op, const std::string& what) const;
 
+    // cuSOLVER getrf workspace of queue q large enough for a rows x width panel.
+    void ensure_getrf_workspace(Queue q, int64_t rows, int width);
+
     void release_buffers() noexcept;
     void release() noexcept;
 
     int ordinal_;
     std::string name_;
+    std::string fingerprint_;
     cudaStream_t streams_[2] = {};      // indexed by Queue: compute, transfer
     cublasHandle_t handles_[2] = {};    // handles_[q] is bound to streams_[q]
+    cusolverDnHandle_t solvers_[2] = {};  // solvers_[q] is bound to streams_[q]
 
     DeviceBuffer storage_;
     int64_t rows_ = 0, local_cols_ = 0, ld_ = 1;
@@ -109,6 +121,8 @@ private:
     int panel_width_ = 0;
     bool has_inverse_ = false;
     DeviceBuffer staging_[2];
+    DeviceBuffer getrf_work_[2];    // per queue: cuSOLVER getrf workspace
+    DeviceBuffer getrf_pivots_[2];  // per queue: max_panel_width pivots + info
     int64_t staging_capacity_ = 0;  // floats, each
     BounceBuffers bounce_[2];
 

@@ -1,17 +1,16 @@
 #include "gpu/sgemm_tuning_cache.hpp"
 
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <system_error>
+#include <exception>
+
+#include "src/cache_file.hpp"
 
 namespace tandem::gpu {
 namespace {
 
 constexpr const char* kMagic = "tandem-sgemm-tuning 1";
 // A tuning file is a few KiB; anything much larger is not one.
-constexpr std::streamsize kMaxFileBytes = 1 << 20;
+constexpr size_t kMaxFileBytes = 1 << 20;
 
 std::string header(const SgemmDeviceKey& key) {
     return std::string(kMagic) + "\ngpu " + key.gpu_name + "\nsms " + std::to_string(key.sm_count) +
@@ -26,56 +25,20 @@ std::string default_sgemm_cache_dir() {
 }
 
 std::string sgemm_cache_path(const std::string& cache_dir, const SgemmDeviceKey& key) {
-    std::string gpu = key.gpu_name;
-    for (char& c : gpu)
-        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) c = '_';
-    return cache_dir + "/sgemm-" + gpu + "-" + std::to_string(key.sm_count) + "sm-cuda" +
-           std::to_string(key.cuda_version) + ".txt";
+    return cache_dir + "/sgemm-" + detail::file_name_safe(key.gpu_name) + "-" +
+           std::to_string(key.sm_count) + "sm-cuda" + std::to_string(key.cuda_version) + ".txt";
 }
 
 bool save_sgemm_tuning(const std::string& path, const SgemmDeviceKey& key,
                        const SgemmTuningTable& table, std::string& error) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    const fs::path target(path);
-    if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-    if (ec) {
-        error = "cannot create " + target.parent_path().string() + ": " + ec.message();
-        return false;
-    }
-    const std::string temporary = path + ".tmp";
-    {
-        std::ofstream out(temporary, std::ios::trunc);
-        out << header(key) << table.to_text();
-        if (!out.flush()) {
-            error = "cannot write " + temporary;
-            return false;
-        }
-    }
-    fs::rename(temporary, target, ec);
-    if (ec) {
-        error = "cannot rename " + temporary + " to " + path + ": " + ec.message();
-        fs::remove(temporary, ec);
-        return false;
-    }
-    return true;
+    return detail::write_cache_file(path, header(key) + table.to_text(), error);
 }
 
 std::optional<SgemmTuningTable> load_sgemm_tuning(const std::string& path, const SgemmDeviceKey& key,
                                                   const SgemmTuningTable& defaults, std::string& why) {
     try {
-        std::ifstream in(path, std::ios::binary);
-        if (!in) {
-            why = "no file " + path;
-            return std::nullopt;
-        }
-        std::string text(static_cast<size_t>(kMaxFileBytes) + 1, '\0');
-        in.read(text.data(), kMaxFileBytes + 1);
-        text.resize(static_cast<size_t>(in.gcount()));
-        if (text.size() > static_cast<size_t>(kMaxFileBytes)) {
-            why = path + " is too large to be a tuning file";
-            return std::nullopt;
-        }
+        std::string text;
+        if (!detail::read_cache_file(path, kMaxFileBytes, text, why)) return std::nullopt;
         const std::string expected = header(key);
         if (text.compare(0, expected.size(), expected) != 0) {
             why = path + " is for another GPU, CUDA version or format";

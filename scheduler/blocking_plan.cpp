@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <stdexcept>
 
 namespace tandem {
 
@@ -10,10 +11,37 @@ BlockingPlan::BlockingPlan(int64_t m, int64_t n, int block_size, int num_devices
     const int64_t nb = std::max(block_size, 1);
     for (int64_t j = 0; j < n; j += nb) begin_.push_back(j);
     begin_.push_back(n);
-    const int64_t kmax = std::min(m, n);
+    finish();
+}
+
+BlockingPlan::BlockingPlan(int64_t m, int64_t n, const std::vector<int>& widths, int num_devices)
+    : m_(m), n_(n), num_devices_(std::max(num_devices, 1)) {
+    if (widths.empty()) throw std::invalid_argument("BlockingPlan: no block widths");
+    size_t i = 0;
+    for (int64_t j = 0; j < n; ++i) {
+        begin_.push_back(j);
+        j += std::max(widths[std::min(i, widths.size() - 1)], 1);
+    }
+    begin_.push_back(n);
+    finish();
+}
+
+void BlockingPlan::finish() {
+    const int64_t kmax = std::min(m_, n_);
     for (int64_t b = 0; b < blocks() && block_begin(b) < kmax; ++b) ++steps_;
     for (int64_t b = 0; b < blocks(); ++b)
         max_width_ = std::max<int>(max_width_, static_cast<int>(block_width(b)));
+}
+
+void BlockingPlan::set_panel_sites(std::vector<PanelSite> sites) {
+    if (static_cast<int64_t>(sites.size()) != steps_)
+        throw std::invalid_argument("BlockingPlan: " + std::to_string(sites.size()) +
+                                    " panel sites for " + std::to_string(steps_) + " steps");
+    sites_ = std::move(sites);
+}
+
+int64_t BlockingPlan::device_panels() const {
+    return std::count(sites_.begin(), sites_.end(), PanelSite::device);
 }
 
 int BlockingPlan::panel_width(int64_t k) const {
@@ -37,7 +65,7 @@ std::string BlockingPlan::describe() const {
     for (int64_t k = 0; k < steps_; ++k)
         out << "  step " << k << ": cols [" << block_begin(k) << ", "
             << block_begin(k) + panel_width(k) << ") width " << panel_width(k) << " on device "
-            << owner(k) << "\n";
+            << owner(k) << ", panel on " << (panel_on_device(k) ? "device" : "cpu") << "\n";
     return out.str();
 }
 

@@ -11,11 +11,19 @@
 
 namespace tandem {
 
+// Where a panel is factored: by the CPU (the seed design) or by the device
+// that owns its columns.
+enum class PanelSite { cpu, device };
+
 class BlockingPlan {
 public:
     // Block columns of `block_size` columns (the last one may be narrower),
     // dealt to `num_devices` devices cyclically: block b lives on device b % num_devices.
     BlockingPlan(int64_t m, int64_t n, int block_size, int num_devices);
+    // Variable blocking: block b is widths[b] wide (each >= 1; the widths are
+    // used in order until they cover n, the last one cut at n; if they fall
+    // short, the last width repeats).
+    BlockingPlan(int64_t m, int64_t n, const std::vector<int>& widths, int num_devices);
 
     int64_t rows() const { return m_; }
     int64_t cols() const { return n_; }
@@ -39,7 +47,13 @@ public:
     int64_t local_cols(int d) const { return local_begin(d, n_); }
     int64_t local_begin(int d, int64_t j) const;
 
-    // One line per step: "step k: cols [a, b) width w on device d".
+    // Where each step's panel is factored (all on the CPU until set).
+    PanelSite panel_site(int64_t k) const { return sites_.empty() ? PanelSite::cpu : sites_[k]; }
+    bool panel_on_device(int64_t k) const { return panel_site(k) == PanelSite::device; }
+    void set_panel_sites(std::vector<PanelSite> sites);  // one per step
+    int64_t device_panels() const;
+
+    // One line per step: "step k: cols [a, b) width w on device d, panel on cpu".
     std::string describe() const;
 
 private:
@@ -48,6 +62,9 @@ private:
     int max_width_ = 0;
     int64_t steps_ = 0;
     std::vector<int64_t> begin_;  // block b covers [begin_[b], begin_[b+1])
+    std::vector<PanelSite> sites_;  // per step; empty = all cpu
+
+    void finish();  // steps_ and max_width_ from begin_
 };
 
 // Panel width used when Options::block_size is 0, from the matrix shape and

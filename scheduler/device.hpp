@@ -43,6 +43,10 @@ public:
     // Human-readable name, e.g. "NVIDIA H200 #0" or "host #1".
     virtual std::string name() const = 0;
 
+    // What the device's speed depends on, for the per-machine performance model
+    // cache: e.g. "NVIDIA H200 sm_90 132 SMs driver 13000". Equal for identical devices.
+    virtual std::string fingerprint() const = 0;
+
     // Bytes of storage the device can still give (for a clear out-of-memory error).
     virtual int64_t free_bytes() const = 0;
 
@@ -70,6 +74,21 @@ public:
 
     // storage[r0 : r0+rows, c0 : c0+width] = the panel workspace (the panel owner's copy).
     virtual void store_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) = 0;
+
+    // The device's own panel factorization (the other placement of a panel):
+    // LU with partial pivoting of storage[r0 : r0+rows, c0 : c0+width] in place,
+    // with LAPACK's getrf semantics (zero pivots continue). Asynchronous on q:
+    // once q has passed this point, pivots[0 .. width) hold the 1-based pivot
+    // rows relative to r0 and pivots[width] the info (0, or the 1-based column
+    // of the first exactly zero pivot). `pivots` is host memory of width + 1
+    // ints that the device can write asynchronously (from host_alloc). The
+    // panel workspace is not touched: take_panel() fills it.
+    virtual void factor_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width,
+                              int* pivots) = 0;
+
+    // Panel workspace = storage[r0 : r0+rows, c0 : c0+width], without inv(L11):
+    // the owner's device-factored panel, for form_u12(.., false) and update_trailing.
+    virtual void take_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) = 0;
 
     // LAPACK laswp on local columns [c0, c0+cols): for k = k1 .. k2-1 in order,
     // swap rows k and ipiv[k]-1 (ipiv is the global, 1-based pivot array; the

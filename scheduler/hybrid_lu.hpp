@@ -1,19 +1,23 @@
 // The hybrid right-looking blocked LU, written once against the Device
-// interface: panels on the CPU (LAPACK), everything else on the devices, with
-// look-ahead so the CPU factors panel k+1 while the devices finish step k.
+// interface: each panel on the CPU or on the device that owns it (per step, as
+// the plan says), everything else on the devices, with look-ahead so the next
+// panel is factored while the devices finish step k.
 #ifndef TANDEM_SCHEDULER_HYBRID_LU_HPP
 #define TANDEM_SCHEDULER_HYBRID_LU_HPP
 
 #include <cstdint>
 #include <vector>
 
+#include "scheduler/blocking_plan.hpp"
 #include "scheduler/device.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem {
 
 struct HybridSettings {
-    int block_size = 256;            // panel width nb (> 0)
+    int block_size = 256;            // panel width nb (> 0), unless widths is given
+    std::vector<int> widths;         // variable blocking: block widths in order (see BlockingPlan)
+    std::vector<PanelSite> sites;    // where each step's panel is factored; empty = all on the CPU
     int lookahead = 1;               // 0 or 1
     float inverse_threshold = 1000;  // see Options::inverse_threshold
     PanelMethod panel = PanelMethod::automatic;

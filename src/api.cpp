@@ -107,4 +107,10 @@ int sgesv(int n, int nrhs, float* a, int lda, int* ipiv, float* b, int ldb,
     return call.finished(info, flops);
 }
 
+std::string describe_plan(int m, int n, const Options& options) {
+    if (m < 0 || n < 0) throw Error(TANDEM_ERROR_INTERNAL, "describe_plan: m and n must be >= 0");
+    detail::Solver solver(options);
+    return solver.describe_plan(m, n);
+}
+
 }  // namespace tandem

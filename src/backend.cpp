@@ -1,5 +1,7 @@
 #include "src/backend.hpp"
 
+#include "src/model_cache.hpp"
+
 #include <cstdlib>
 #include <string>
 
@@ -161,6 +163,7 @@ void release_resources() {
     detail::GpuPool& pool = detail::gpu_pool();
     std::lock_guard<std::mutex> lock(pool.mutex);
     pool.devices.clear();
+    detail::forget_machine_models();
 }
 
 }  // namespace tandem

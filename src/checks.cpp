@@ -31,6 +31,9 @@ bool options_valid(const Options& o, std::string* why) {
     if (o.panel != PanelMethod::automatic && o.panel != PanelMethod::lapack &&
         o.panel != PanelMethod::recursive)
         return fail("options.panel is not a PanelMethod value");
+    if (o.placement != PanelPlacement::automatic && o.placement != PanelPlacement::cpu &&
+        o.placement != PanelPlacement::device)
+        return fail("options.placement is not a PanelPlacement value");
     if (o.gemm != GemmKernel::automatic && o.gemm != GemmKernel::tandem &&
         o.gemm != GemmKernel::cublas)
         return fail("options.gemm is not a GemmKernel value");

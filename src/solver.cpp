@@ -5,6 +5,8 @@
 
 #include "cpu/lapack_path.hpp"
 #include "scheduler/blocking_plan.hpp"
+#include "scheduler/step_planner.hpp"
+#include "src/model_cache.hpp"
 
 namespace tandem::detail {
 
@@ -22,6 +24,57 @@ int Solver::factor_on_cpu(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv
 bool Solver::may_fall_back(const Error& e) const {
     return e.code() == TANDEM_ERROR_OUT_OF_MEMORY && !choice_.explicit_request &&
            options_.allow_cpu_fallback;
+}
+
+// Panel widths and sites. On a GPU they come from the machine's measured model
+// (calibrated at the first call) unless Options fix both; emulated host
+// devices have no speed worth modelling: their panels go where
+// Options::placement says (automatic = CPU), with one width.
+void Solver::plan_steps_for(int64_t m, int64_t n, Device& device, int num_devices,
+                            HybridSettings& settings, Report& report) {
+    report.plan.clear();
+    const bool forced = options_.placement != PanelPlacement::automatic && options_.block_size > 0;
+    if (choice_.backend == Backend::gpu && !forced) {
+        const PanelMethod method =
+            options_.panel == PanelMethod::lapack ? PanelMethod::lapack : PanelMethod::recursive;
+        const ModelSource source = machine_model(device, method, choice_.cache_dir);
+        StepPlanRequest request;
+        request.m = m;
+        request.n = n;
+        request.num_devices = num_devices;
+        request.block_size = options_.block_size;
+        request.placement = options_.placement;
+        const StepPlan plan = plan_steps(source.model, request);
+        settings.widths = plan.widths;
+        settings.sites = plan.sites;
+        report.plan = "model: " + source.origin + "\n" + plan.describe();
+        return;
+    }
+    if (options_.placement == PanelPlacement::device) {
+        const BlockingPlan plan(m, n, settings.block_size, num_devices);
+        settings.sites.assign(static_cast<size_t>(plan.steps()), PanelSite::device);
+    }
+}
+
+std::string Solver::describe_plan(int64_t m, int64_t n) {
+    if (choice_.backend == Backend::cpu || m == 0 || n == 0)
+        return std::string("backend cpu: ") + lapack_name() + " sgetrf\n";
+    HybridSettings settings;
+    settings.block_size = options_.block_size > 0
+                              ? options_.block_size
+                              : default_block_size(m, n, choice_.backend == Backend::gpu);
+    if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
+    const std::vector<Device*>& devices = lease_->devices();
+    Report report;
+    const int count = static_cast<int>(devices.size());
+    plan_steps_for(m, n, *devices[0], count, settings, report);
+    std::string text = std::string("backend ") + backend_name(choice_.backend) + " on " +
+                       devices[0]->name() +
+                       (count > 1 ? " (+" + std::to_string(count - 1) + ")" : "") + "\n";
+    if (!report.plan.empty()) return text + report.plan;
+    BlockingPlan plan(m, n, settings.block_size, count);
+    if (!settings.sites.empty()) plan.set_panel_sites(settings.sites);
+    return text + plan.describe();
 }
 
 int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Report& report) {
@@ -43,6 +96,7 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
         try {
             if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
             const std::vector<Device*>& devices = lease_->devices();
+            plan_steps_for(m, n, *devices[0], static_cast<int>(devices.size()), settings, report);
             hybrid_ = std::make_unique<HybridLU>(devices, settings);
             report.backend = choice_.backend;
             report.device = devices[0]->name();

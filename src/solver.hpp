@@ -31,7 +31,12 @@ public:
 
     static constexpr int64_t kMinRhsForDeviceSolve = 16;
 
+    // The plan a factor(m, n, ...) would follow, as text (see tandem::describe_plan).
+    std::string describe_plan(int64_t m, int64_t n);
+
 private:
+    void plan_steps_for(int64_t m, int64_t n, Device& device, int num_devices,
+                        HybridSettings& settings, Report& report);
     int factor_on_cpu(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Report& report);
     void solve_on_cpu(char op, int64_t n, int64_t nrhs, const float* a, int64_t lda,
                       const int* ipiv, float* b, int64_t ldb, Report& report);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gpu/swap_rows.hpp"
@@ -329,6 +330,92 @@ TEST_F(GpuDevice, KeepsTheCallersCurrentDevice) {
     } catch (const Error& e) {
         EXPECT_EQ(e.code(), TANDEM_ERROR_BACKEND_UNAVAILABLE) << e.what();
     }
+}
+
+}  // namespace
+}  // namespace tandem::test
+
+namespace tandem::test {
+namespace {
+
+// The GPU placement of a panel: cuSOLVER's getrf through the transposes must
+// give LAPACK's pivots (random panels have no ties) and factors within a few
+// ulps of LAPACK's, leave the other columns alone, and take_panel must make it
+// the workspace (checked through update_trailing).
+TEST_F(GpuDevice, FactorPanelMatchesLapackAndBecomesTheWorkspace) {
+    SCOPED_TRACE(seed_note());
+    for (auto [rows, width, c0] : {std::tuple<int64_t, int, int64_t>{300, 37, 5},
+                                   {1000, 128, 0}, {64, 64, 3}, {1, 1, 0}}) {
+        SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width));
+        const int64_t r0 = 7, cols = c0 + width + 9;
+        device_->allocate(r0 + rows, cols, width);
+        const Vec a = fill_storage(r0 + rows, cols);
+        float* pinned = device_->host_alloc(width + 1);
+        int* pivots = reinterpret_cast<int*>(pinned);
+        std::fill(pivots, pivots + width + 1, -5);
+        device_->factor_panel(Queue::transfer, r0, c0, rows, width, pivots);
+        device_->synchronize(device_->record(Queue::transfer));
+
+        Vec lapack(static_cast<size_t>(rows * width));
+        for (int j = 0; j < width; ++j)
+            for (int64_t i = 0; i < rows; ++i)
+                lapack[i + j * rows] = a[(r0 + i) + (c0 + j) * (r0 + rows)];
+        std::vector<int> lapack_ipiv(width);
+        ASSERT_EQ(LAPACKE_sgetrf(LAPACK_COL_MAJOR, rows, width, lapack.data(), rows,
+                                 lapack_ipiv.data()), 0);
+        EXPECT_EQ(pivots[width], 0);
+        EXPECT_EQ(std::vector<int>(pivots, pivots + width), lapack_ipiv);
+
+        const Vec after = read_storage(r0 + rows, cols);
+        double worst = 0.0;
+        for (int64_t j = 0; j < cols; ++j)
+            for (int64_t i = 0; i < r0 + rows; ++i) {
+                const float got = after[i + j * (r0 + rows)];
+                const bool in_panel = i >= r0 && j >= c0 && j < c0 + width;
+                if (!in_panel) {
+                    ASSERT_EQ(got, a[i + j * (r0 + rows)]) << "outside the panel at " << i << ", " << j;
+                    continue;
+                }
+                const float want = lapack[(i - r0) + (j - c0) * rows];
+                worst = std::max(worst, double(std::fabs(got - want)));
+            }
+        EXPECT_LT(worst, 64 * width * kUnitRoundoff);
+
+        // take_panel: the workspace now holds the factored panel, so an update
+        // of the 9 columns right of it must use its L21.
+        device_->take_panel(Queue::compute, r0, c0, rows, width);
+        const int64_t right = c0 + width, below = rows - width;
+        device_->update_trailing(Queue::compute, r0, width, below, right, 9);
+        const Vec updated = read_storage(r0 + rows, cols);
+        const int64_t ld = r0 + rows;
+        double error = 0.0, scale = 0.0;
+        for (int64_t j = right; j < right + 9; ++j)
+            for (int64_t i = 0; i < below; ++i) {
+                double want = a[(r0 + width + i) + j * ld];
+                for (int k = 0; k < width; ++k)
+                    want -= double(lapack[(width + i) + k * rows]) * a[(r0 + k) + j * ld];
+                error = std::max(error, std::fabs(updated[(r0 + width + i) + j * ld] - want));
+                scale = std::max(scale, std::fabs(want) + 1.0);
+            }
+        EXPECT_LT(error, 4.0 * width * kUnitRoundoff * scale * width);
+        device_->host_free(pinned);
+    }
+}
+
+TEST_F(GpuDevice, FactorPanelReportsZeroPivotsLikeLapack) {
+    const int64_t rows = 50;
+    const int width = 20;
+    device_->allocate(rows, width, width);
+    Vec a = random(rows * width);
+    std::fill(a.begin() + 6 * rows, a.begin() + 7 * rows, 0.0f);  // column 6 is zero
+    device_->upload(Queue::compute, a.data(), rows, 0, 0, rows, width);
+    device_->synchronize();
+    float* pinned = device_->host_alloc(width + 1);
+    int* pivots = reinterpret_cast<int*>(pinned);
+    device_->factor_panel(Queue::transfer, 0, 0, rows, width, pivots);
+    device_->synchronize();
+    EXPECT_EQ(pivots[width], 7);
+    device_->host_free(pinned);
 }
 
 }  // namespace

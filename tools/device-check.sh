@@ -6,11 +6,15 @@
 #   tools/device-check.sh                      # everything, default sizes
 #   BENCH_SIZES=2048,4096 tools/device-check.sh
 #   DEVICE_CHECK_STEPS="build bench" tools/device-check.sh   # a subset
+#   BENCH_ARGS="--placement cpu" BENCH_PLOT=1 tools/device-check.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 OUT="${OUT:-$TANDEM_ROOT/device-out}"
 mkdir -p "$OUT"
-STEPS="${DEVICE_CHECK_STEPS:-build tests sanitizer bench gemm panel}"
+STEPS="${DEVICE_CHECK_STEPS:-build tests sanitizer plan bench gemm panel}"
+# The performance model is calibrated at the first GPU call and cached here, so
+# that it comes back with the logs.
+export XDG_CACHE_HOME="${XDG_CACHE_HOME:-$OUT/cache}"
 BENCH_SIZES="${BENCH_SIZES:-2048,4096,8192,16384,32768}"
 BENCH_ARGS="${BENCH_ARGS:-}"
 status=0
@@ -42,16 +46,24 @@ if [[ " $STEPS " == *" sanitizer "* ]]; then
   { compute-sanitizer --tool memcheck --error-exitcode 3 "$TANDEM_BUILD_DIR/tests/tandem_gpu_tests" \
       --gtest_filter="${SANITIZER_GPU_FILTER:-GpuDevice.*:-*Offsets*}" &&
     compute-sanitizer --tool memcheck --error-exitcode 3 "$TANDEM_BUILD_DIR/tests/tandem_tests" \
-      --gtest_filter="${SANITIZER_LU_FILTER:-Devices/HybridScheduler.*/gpu}"; } \
+      --gtest_filter="${SANITIZER_LU_FILTER:-Devices/HybridScheduler.*/gpu_*}"; } \
     >"$OUT/sanitizer.log" 2>&1 || status=1
   grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/sanitizer.log" | tail -6
+fi
+
+if [[ " $STEPS " == *" plan "* ]]; then
+  run_step plan
+  # shellcheck disable=SC2086
+  "$TANDEM_BUILD_DIR/bench/tandem-bench" --plan --sizes "$BENCH_SIZES" $BENCH_ARGS 2>&1 |
+    tee "$OUT/plan.log" || status=1
 fi
 
 if [[ " $STEPS " == *" bench "* ]]; then
   run_step bench
   # shellcheck disable=SC2086
   "$TANDEM_BUILD_DIR/bench/tandem-bench" lu --sizes "$BENCH_SIZES" --csv "$OUT/bench.csv" \
-    --plot "$OUT/bench.png" --trace "$OUT/trace.json" $BENCH_ARGS 2>&1 | tee "$OUT/bench.log" || status=1
+    ${BENCH_PLOT:+--plot "$OUT/bench.png"} --trace "$OUT/trace.json" $BENCH_ARGS 2>&1 |
+    tee "$OUT/bench.log" || status=1
 fi
 if [[ " $STEPS " == *" gemm "* ]]; then
   run_step gemm

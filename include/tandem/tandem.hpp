@@ -55,6 +55,16 @@ enum class PanelMethod { automatic, lapack, recursive };
 //   cublas:    cuBLAS everywhere.
 enum class GemmKernel { automatic, tandem, cublas };
 
+// Where the hybrid algorithm factors each panel.
+//   automatic: per step, from the performance model measured on this machine
+//              (calibrated at first use and cached under cache_dir; see
+//              docs/ALGORITHM.md): tall panels on the GPU when the CPU would
+//              make it wait, short ones on the CPU.
+//   cpu:       every panel on the CPU (the seed design).
+//   device:    every panel on the device owning its columns (cuSOLVER getrf on
+//              a GPU; LAPACK on an emulated host device).
+enum class PanelPlacement { automatic, cpu, device };
+
 struct Options {
     Layout layout = Layout::col_major;
     Backend backend = Backend::automatic;
@@ -69,6 +79,7 @@ struct Options {
     // 0 forces TRSM on every step. Why 1000: see docs/ALGORITHM.md.
     float inverse_threshold = 1000.0f;
     PanelMethod panel = PanelMethod::automatic;
+    PanelPlacement placement = PanelPlacement::automatic;
     GemmKernel gemm = GemmKernel::automatic;
     // Directory of the per-machine tuning cache; empty = $XDG_CACHE_HOME/tandem
     // or ~/.cache/tandem.
@@ -99,9 +110,11 @@ struct Report {
     int steps = 0;                   // panels factored
     int inverse_steps = 0;           // steps whose U12 used inv(L11) * A12
     int trsm_steps = 0;              // steps whose U12 used TRSM
+    int device_panel_steps = 0;      // panels factored on a device (the rest on the CPU)
     double panel_seconds = 0.0;      // CPU time spent factoring panels
     double panel_hidden_seconds = 0.0;  // part of it overlapped by device work
     std::vector<TimelineSpan> timeline;  // per-step phases (hybrid backends)
+    std::string plan;                    // panel widths and sites, and the model's origin (gpu)
 };
 
 class Error : public std::runtime_error {
@@ -124,6 +137,12 @@ int sgetrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv
 // A * X = B: sgetrf, then (if info == 0) sgetrs. On a GPU, A and B each cross the bus once each way.
 int sgesv(int n, int nrhs, float* a, int lda, int* ipiv, float* b, int ldb,
           const Options& options = {}, Report* report = nullptr);
+
+// What sgetrf(m, n, ..., options) would do, as text: the backend and devices
+// and, for the hybrid backends, each step's panel width and where the panel is
+// factored (on a GPU from this machine's performance model, which is measured
+// now, in about a second, if none is cached yet). Throws tandem::Error like sgetrf.
+std::string describe_plan(int m, int n, const Options& options = {});
 
 // Whether the GPU backend was compiled in and at least one CUDA device is usable.
 bool gpu_available();

@@ -1,0 +1,177 @@
+#include "scheduler/calibration.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "cpu/blas_threads.hpp"
+#include "cpu/panel.hpp"
+
+namespace tandem {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// Seconds of `work` (which must complete before returning), median of `repeats`,
+// with `prepare` (untimed) before each run.
+template <class Prepare, class Work>
+double time_median(int repeats, Prepare&& prepare, Work&& work) {
+    std::vector<double> seconds;
+    for (int r = 0; r < std::max(repeats, 1); ++r) {
+        prepare();
+        const auto t0 = Clock::now();
+        work();
+        seconds.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    return median(seconds);
+}
+
+// Uniform values in [-1, 1) from a fixed linear congruential sequence.
+void fill_random(float* data, int64_t count) {
+    uint64_t state = 0x9E3779B97F4A7C15ull;
+    for (int64_t i = 0; i < count; ++i) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        data[i] = static_cast<float>((state >> 40) * (1.0 / (1ull << 24))) * 2.0f - 1.0f;
+    }
+}
+
+class PinnedBlock {
+public:
+    PinnedBlock(Device& device, int64_t count) : device_(device), data_(device.host_alloc(count)) {}
+    ~PinnedBlock() {
+        try {
+            device_.host_free(data_);
+        } catch (...) {
+        }
+    }
+    PinnedBlock(const PinnedBlock&) = delete;
+    PinnedBlock& operator=(const PinnedBlock&) = delete;
+    float* data() const { return data_; }
+
+private:
+    Device& device_;
+    float* data_;
+};
+
+}  // namespace
+
+PerformanceModel calibrate(Device& device, PanelMethod method, const CalibrationGrid& grid,
+                           const std::string& fingerprint) {
+    PerformanceModel model;
+    model.fingerprint = fingerprint;
+    const int max_width = *std::max_element(grid.widths.begin(), grid.widths.end());
+    const int64_t max_rows = *std::max_element(grid.panel_rows.begin(), grid.panel_rows.end());
+    const int64_t max_size =
+        *std::max_element(grid.update_sizes.begin(), grid.update_sizes.end());
+    const int64_t host_rows = std::max(max_rows, max_size + max_width);
+    PinnedBlock source(device, host_rows * max_width);
+    fill_random(source.data(), host_rows * max_width);
+
+    // The CPU panel, as the factorization runs it (OpenBLAS held single-threaded
+    // when our own OpenMP panel runs).
+    {
+        std::optional<SingleThreadedBlas> single_threaded;
+        if (method != PanelMethod::lapack) single_threaded.emplace();
+        std::vector<float> panel(static_cast<size_t>(max_rows * max_width));
+        std::vector<int> ipiv(static_cast<size_t>(max_width));
+        for (int64_t rows : grid.panel_rows)
+            for (int width : grid.widths) {
+                if (width > rows) continue;
+                const double s = time_median(
+                    grid.repeats,
+                    [&] {
+                        for (int j = 0; j < width; ++j)
+                            std::memcpy(&panel[j * rows], source.data() + j * host_rows,
+                                        sizeof(float) * rows);
+                    },
+                    [&] { factor_panel(rows, width, panel.data(), rows, ipiv.data(), method); });
+                model.cpu_panels.push_back({rows, width, s});
+            }
+    }
+
+    // The device's panel and the bandwidth of panel-sized transfers.
+    PinnedBlock pivots(device, max_width + 1);
+    int* const pivot_ints = reinterpret_cast<int*>(pivots.data());
+    device.allocate(max_rows, max_width, max_width);
+    auto upload_panel = [&](int64_t rows, int width) {
+        device.upload(Queue::transfer, source.data(), host_rows, 0, 0, rows, width);
+        device.synchronize();
+    };
+    for (int64_t rows : grid.panel_rows)
+        for (int width : grid.widths) {
+            if (width > rows) continue;
+            const double s = time_median(
+                grid.repeats, [&] { upload_panel(rows, width); },
+                [&] {
+                    device.factor_panel(Queue::transfer, 0, 0, rows, width, pivot_ints);
+                    device.synchronize(device.record(Queue::transfer));
+                });
+            model.device_panels.push_back({rows, width, s});
+        }
+    const double up = time_median(
+        grid.repeats, [] {}, [&] { upload_panel(max_rows, max_width); });
+    PinnedBlock back(device, max_rows * max_width);
+    const double down = time_median(
+        grid.repeats, [] {},
+        [&] {
+            device.download(Queue::transfer, back.data(), max_rows, 0, 0, max_rows, max_width);
+            device.synchronize();
+        });
+    model.transfer_bytes_per_second = 4.0 * double(max_rows) * max_width / (0.5 * (up + down));
+    // A step issues some ten operations and waits for the host once or twice.
+    model.step_overhead_seconds = 4.0 * time_median(grid.repeats, [] {}, [&] {
+        device.synchronize(device.record(Queue::compute));
+    });
+
+    // The trailing update: size x size -= (size x width) (width x size), and
+    // beside it, once, a device panel of `size` rows in the storage's first columns.
+    const int middle_width = grid.widths[grid.widths.size() / 2];
+    const int64_t middle_size = grid.update_sizes[grid.update_sizes.size() / 2];
+    for (int64_t size : grid.update_sizes) {
+        device.allocate(size + max_width, max_width + size, max_width);
+        for (int width : grid.widths) {
+            device.receive_panel(Queue::transfer, source.data(), host_rows, size + width, width,
+                                 nullptr, 0);
+            device.synchronize();
+            auto update = [&] {
+                device.update_trailing(Queue::compute, 0, width, size, max_width, size);
+            };
+            const double s = time_median(grid.repeats, [] {}, [&] {
+                update();
+                device.synchronize(device.record(Queue::compute));
+            });
+            model.updates.push_back({size, width, s});
+            if (size != middle_size || width != middle_width) continue;
+            auto reset_panel = [&] {
+                device.upload(Queue::transfer, source.data(), host_rows, 0, 0, size, width);
+                device.synchronize();
+            };
+            const double panel_alone = time_median(
+                grid.repeats, reset_panel,
+                [&] {
+                    device.factor_panel(Queue::transfer, 0, 0, size, width, pivot_ints);
+                    device.synchronize(device.record(Queue::transfer));
+                });
+            const double both = time_median(
+                grid.repeats, reset_panel,
+                [&] {
+                    update();
+                    device.factor_panel(Queue::transfer, 0, 0, size, width, pivot_ints);
+                    device.synchronize();
+                });
+            const double shorter = std::min(s, panel_alone);
+            model.device_panel_interference =
+                std::clamp((both - std::max(s, panel_alone)) / shorter, 0.0, 1.0);
+        }
+    }
+    return model;
+}
+
+}  // namespace tandem

@@ -1,0 +1,34 @@
+// The short measurement that gives a performance model its figures, taken
+// through the Device interface (so it works for any device) and the CPU panel.
+// With the default grid it takes about a second on a GPU machine; tests use a
+// tiny grid on the host device.
+#ifndef TANDEM_SCHEDULER_CALIBRATION_HPP
+#define TANDEM_SCHEDULER_CALIBRATION_HPP
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scheduler/device.hpp"
+#include "scheduler/performance_model.hpp"
+#include "tandem/tandem.hpp"
+
+namespace tandem {
+
+struct CalibrationGrid {
+    std::vector<int64_t> panel_rows = {1024, 4096, 16384, 65536};
+    std::vector<int> widths = {128, 256, 512};
+    std::vector<int64_t> update_sizes = {2048, 8192, 16384};
+    int repeats = 3;  // the median is kept
+};
+
+// Measures the CPU panel (with `method`), the device's panel, its trailing
+// update, the host <-> device bandwidth and how a device panel and an update
+// share the device. Leaves the device's storage in an undefined state (the
+// next allocate() discards it).
+PerformanceModel calibrate(Device& device, PanelMethod method, const CalibrationGrid& grid,
+                           const std::string& fingerprint);
+
+}  // namespace tandem
+
+#endif  // TANDEM_SCHEDULER_CALIBRATION_HPP

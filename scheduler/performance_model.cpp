@@ -1,0 +1,177 @@
+#include "scheduler/performance_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <limits>
+#include <map>
+#include <sstream>
+
+namespace tandem {
+namespace {
+
+constexpr const char* kHeader = "tandem-performance-model 1";
+
+bool positive(double v) { return std::isfinite(v) && v > 0.0; }
+
+// Linear interpolation of y over x (sorted by x), extrapolating from the end
+// segments with the slope clamped to [lo_slope, hi_slope]. A single point extends flat.
+double interpolate(const std::vector<std::pair<double, double>>& points, double x, double lo_slope,
+                   double hi_slope) {
+    if (points.size() == 1) return points[0].second;
+    size_t i = 1;
+    while (i + 1 < points.size() && x > points[i].first) ++i;
+    const auto [x0, y0] = points[i - 1];
+    const auto [x1, y1] = points[i];
+    double slope = (y1 - y0) / (x1 - x0);
+    if (x < x0 || x > x1) slope = std::clamp(slope, lo_slope, hi_slope);
+    return y0 + slope * (x - x0);
+}
+
+// Panel time for one measured width, log-log in the height: a panel's cost
+// grows at most linearly with its height, and never shrinks with it.
+double panel_at_width(const std::vector<PanelTiming>& samples, int width, int64_t rows) {
+    std::vector<std::pair<double, double>> points;
+    for (const PanelTiming& s : samples)
+        if (s.width == width) points.emplace_back(std::log(double(s.rows)), std::log(s.seconds));
+    std::sort(points.begin(), points.end());
+    return std::exp(interpolate(points, std::log(double(std::max<int64_t>(rows, 1))), 0.0, 1.0));
+}
+
+double panel_seconds(const std::vector<PanelTiming>& samples, int64_t rows, int width) {
+    std::vector<int> widths;
+    for (const PanelTiming& s : samples) widths.push_back(s.width);
+    std::sort(widths.begin(), widths.end());
+    widths.erase(std::unique(widths.begin(), widths.end()), widths.end());
+    if (widths.empty()) return std::numeric_limits<double>::infinity();
+    if (width <= widths.front())  // narrower: at least proportionally cheaper
+        return panel_at_width(samples, widths.front(), rows) * double(width) / widths.front();
+    if (width >= widths.back()) {  // wider: the flops grow with width^2
+        const double r = double(width) / widths.back();
+        return panel_at_width(samples, widths.back(), rows) * r * r;
+    }
+    const auto hi = std::lower_bound(widths.begin(), widths.end(), width);
+    const int w1 = *hi, w0 = *(hi - 1);
+    const double t0 = panel_at_width(samples, w0, rows), t1 = panel_at_width(samples, w1, rows);
+    return t0 + (t1 - t0) * double(width - w0) / double(w1 - w0);
+}
+
+// Update rate (flop/s) for one measured width as a function of the update's
+// size: interpolated over log(size); below the smallest size the rate falls in
+// proportion (small updates do not fill the device), above the largest it stays.
+double rate_at_width(const std::vector<UpdateTiming>& samples, int width, double size) {
+    std::vector<std::pair<double, double>> points;
+    for (const UpdateTiming& s : samples)
+        if (s.width == width)
+            points.emplace_back(double(s.size),
+                                2.0 * double(s.size) * double(s.size) * width / s.seconds);
+    std::sort(points.begin(), points.end());
+    if (size <= points.front().first) return points.front().second * size / points.front().first;
+    if (size >= points.back().first) return points.back().second;
+    std::vector<std::pair<double, double>> logs;
+    for (auto [x, y] : points) logs.emplace_back(std::log(x), y);
+    return interpolate(logs, std::log(size), 0.0, 0.0);
+}
+
+}  // namespace
+
+double PerformanceModel::cpu_panel_seconds(int64_t rows, int width) const {
+    return width <= 0 || rows <= 0 ? 0.0 : panel_seconds(cpu_panels, rows, width);
+}
+
+double PerformanceModel::device_panel_seconds(int64_t rows, int width) const {
+    return width <= 0 || rows <= 0 ? 0.0 : panel_seconds(device_panels, rows, width);
+}
+
+double PerformanceModel::update_seconds(int64_t rows, int64_t cols, int width) const {
+    if (rows <= 0 || cols <= 0 || width <= 0) return 0.0;
+    std::vector<int> widths;
+    for (const UpdateTiming& s : updates) widths.push_back(s.width);
+    std::sort(widths.begin(), widths.end());
+    widths.erase(std::unique(widths.begin(), widths.end()), widths.end());
+    if (widths.empty()) return std::numeric_limits<double>::infinity();
+    const double size = std::sqrt(double(rows) * double(cols));
+    double rate;
+    if (width <= widths.front())
+        rate = rate_at_width(updates, widths.front(), size) * double(width) / widths.front();
+    else if (width >= widths.back())
+        rate = rate_at_width(updates, widths.back(), size);
+    else {
+        const auto hi = std::lower_bound(widths.begin(), widths.end(), width);
+        const int w1 = *hi, w0 = *(hi - 1);
+        const double r0 = rate_at_width(updates, w0, size), r1 = rate_at_width(updates, w1, size);
+        rate = r0 + (r1 - r0) * double(width - w0) / double(w1 - w0);
+    }
+    return 2.0 * double(rows) * double(cols) * width / rate;
+}
+
+double PerformanceModel::transfer_seconds(double bytes) const {
+    return bytes <= 0.0 ? 0.0 : bytes / transfer_bytes_per_second;
+}
+
+bool PerformanceModel::complete() const {
+    if (cpu_panels.empty() || device_panels.empty() || updates.empty()) return false;
+    for (const auto* table : {&cpu_panels, &device_panels})
+        for (const PanelTiming& s : *table)
+            if (s.rows <= 0 || s.width <= 0 || !positive(s.seconds)) return false;
+    for (const UpdateTiming& s : updates)
+        if (s.size <= 0 || s.width <= 0 || !positive(s.seconds)) return false;
+    return positive(transfer_bytes_per_second) && std::isfinite(device_panel_interference) &&
+           device_panel_interference >= 0.0 && std::isfinite(step_overhead_seconds) &&
+           step_overhead_seconds >= 0.0;
+}
+
+std::string PerformanceModel::serialize() const {
+    std::ostringstream out;
+    out << std::setprecision(9);
+    out << kHeader << "\n";
+    out << "fingerprint " << fingerprint << "\n";
+    out << "transfer_bytes_per_second " << transfer_bytes_per_second << "\n";
+    out << "device_panel_interference " << device_panel_interference << "\n";
+    out << "step_overhead_seconds " << step_overhead_seconds << "\n";
+    for (const PanelTiming& s : cpu_panels)
+        out << "cpu_panel " << s.rows << " " << s.width << " " << s.seconds << "\n";
+    for (const PanelTiming& s : device_panels)
+        out << "device_panel " << s.rows << " " << s.width << " " << s.seconds << "\n";
+    for (const UpdateTiming& s : updates)
+        out << "update " << s.size << " " << s.width << " " << s.seconds << "\n";
+    return out.str();
+}
+
+std::optional<PerformanceModel> PerformanceModel::parse(const std::string& text) {
+    std::istringstream in(text);
+    std::string line;
+    if (!std::getline(in, line) || line != kHeader) return std::nullopt;
+    PerformanceModel model;
+    while (std::getline(in, line)) {
+        if (line.empty()) continue;
+        std::istringstream fields(line);
+        std::string key;
+        fields >> key;
+        bool ok = true;
+        if (key == "fingerprint") {
+            model.fingerprint = line.size() > 12 ? line.substr(12) : "";
+        } else if (key == "transfer_bytes_per_second") {
+            ok = bool(fields >> model.transfer_bytes_per_second);
+        } else if (key == "device_panel_interference") {
+            ok = bool(fields >> model.device_panel_interference);
+        } else if (key == "step_overhead_seconds") {
+            ok = bool(fields >> model.step_overhead_seconds);
+        } else if (key == "cpu_panel" || key == "device_panel") {
+            PanelTiming s;
+            ok = bool(fields >> s.rows >> s.width >> s.seconds);
+            (key == "cpu_panel" ? model.cpu_panels : model.device_panels).push_back(s);
+        } else if (key == "update") {
+            UpdateTiming s;
+            ok = bool(fields >> s.size >> s.width >> s.seconds);
+            model.updates.push_back(s);
+        } else {
+            ok = false;
+        }
+        if (!ok) return std::nullopt;
+    }
+    if (!model.complete()) return std::nullopt;
+    return model;
+}
+
+}  // namespace tandem

@@ -1,0 +1,62 @@
+// The measured performance model the blocking plan is made from: how long the
+// CPU and a device take to factor a panel of a given height and width, how fast
+// a device's trailing update runs for a given panel width, what a device panel
+// costs the update it runs beside, and the host <-> device bandwidth.
+//
+// Every figure is a measurement (scheduler/calibration.hpp takes them, once
+// per machine; src/model_cache.cpp keeps them in the user's cache directory).
+// Between measured points the model interpolates: log-log in the panel
+// height, linearly in the width and in the update's size; outside the measured
+// range it extrapolates from the nearest segment, with bounded slopes.
+#ifndef TANDEM_SCHEDULER_PERFORMANCE_MODEL_HPP
+#define TANDEM_SCHEDULER_PERFORMANCE_MODEL_HPP
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tandem {
+
+struct PanelTiming {
+    int64_t rows = 0;
+    int width = 0;
+    double seconds = 0.0;
+};
+
+// Trailing update C(size x size) -= A(size x width) * B(width x size) on one device.
+struct UpdateTiming {
+    int64_t size = 0;
+    int width = 0;
+    double seconds = 0.0;
+};
+
+struct PerformanceModel {
+    std::string fingerprint;  // the machine it was measured on (CPU, threads, device)
+    std::vector<PanelTiming> cpu_panels;
+    std::vector<PanelTiming> device_panels;
+    std::vector<UpdateTiming> updates;
+    double transfer_bytes_per_second = 0.0;  // one direction, pinned host memory
+    // Extra time of an update and a device panel run side by side, as a share
+    // of the shorter of the two (0: perfectly concurrent, 1: serialised).
+    double device_panel_interference = 1.0;
+    double step_overhead_seconds = 20e-6;  // launches and host synchronisation per step
+
+    double cpu_panel_seconds(int64_t rows, int width) const;
+    double device_panel_seconds(int64_t rows, int width) const;
+    // rows x cols x width trailing update (C -= A B) on one device.
+    double update_seconds(int64_t rows, int64_t cols, int width) const;
+    double transfer_seconds(double bytes) const;
+
+    // Whether every table has samples and every figure is positive and finite.
+    bool complete() const;
+
+    // A line-oriented text form ("key value..." lines) and back; parse returns
+    // nothing for text that is not a complete model.
+    std::string serialize() const;
+    static std::optional<PerformanceModel> parse(const std::string& text);
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_SCHEDULER_PERFORMANCE_MODEL_HPP

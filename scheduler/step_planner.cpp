@@ -1,0 +1,159 @@
+#include "scheduler/step_planner.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <sstream>
+
+namespace tandem {
+namespace {
+
+struct Choice {
+    double seconds = std::numeric_limits<double>::infinity();
+    int next_width = 0;  // 0: last step
+    PanelSite next_site = PanelSite::cpu;
+    double step_seconds = 0.0;
+};
+
+class Planner {
+public:
+    Planner(const PerformanceModel& model, const StepPlanRequest& r)
+        : model_(model), r_(r), kmax_(std::min(r.m, r.n)), devices_(std::max(r.num_devices, 1)) {
+        if (r.block_size > 0) {
+            widths_ = {r.block_size};
+        } else {
+            for (int w : r.candidate_widths)
+                if (w > 0 && w <= kmax_) widths_.push_back(w);
+            if (widths_.empty()) widths_ = {static_cast<int>(std::max<int64_t>(kmax_, 1))};
+        }
+        std::sort(widths_.begin(), widths_.end());
+        if (r.placement != PanelPlacement::device) sites_.push_back(PanelSite::cpu);
+        if (r.placement != PanelPlacement::cpu) sites_.push_back(PanelSite::device);
+    }
+
+    StepPlan plan() {
+        StepPlan result;
+        if (kmax_ <= 0) return result;
+        double best = std::numeric_limits<double>::infinity();
+        int width = widths_.front();
+        PanelSite site = sites_.front();
+        for (int w : widths_)
+            for (PanelSite s : sites_) {
+                const double t = panel_seconds(0, w, s) + from(0, w).seconds;
+                if (t < best) best = t, width = w, site = s;
+            }
+        result.predicted_seconds = best;
+        int64_t j = 0;
+        result.step_seconds.push_back(panel_seconds(0, width, site));
+        while (j < kmax_) {
+            result.widths.push_back(width);
+            result.sites.push_back(site);
+            const Choice& c = from(j, width);
+            result.step_seconds.back() += c.step_seconds;
+            j += width;
+            if (c.next_width == 0) break;
+            width = c.next_width;
+            site = c.next_site;
+            result.step_seconds.push_back(0.0);
+        }
+        return result;
+    }
+
+private:
+    int cut(int64_t j, int w) const { return static_cast<int>(std::min<int64_t>(w, kmax_ - j)); }
+    // Columns right of column `j` that one device holds (the largest share).
+    int64_t per_device(int64_t cols) const { return (cols + devices_ - 1) / devices_; }
+
+    // Factoring the panel at column j, w wide, where `site` says.
+    double panel_seconds(int64_t j, int w, PanelSite site) const {
+        const int64_t rows = r_.m - j;
+        w = cut(j, w);
+        const double bytes = 4.0 * double(rows) * w;
+        if (site == PanelSite::cpu)
+            return model_.cpu_panel_seconds(rows, w) + 2.0 * model_.transfer_seconds(bytes);
+        // Several devices: the factored panel also goes to the others through the host.
+        return model_.device_panel_seconds(rows, w) +
+               (devices_ > 1 ? 2.0 * model_.transfer_seconds(bytes) : 0.0);
+    }
+
+    // Best time from "panel at j (w wide) is factored" to the end.
+    const Choice& from(int64_t j, int w) {
+        const auto key = std::make_pair(j, w);
+        const auto found = memo_.find(key);
+        if (found != memo_.end()) return found->second;
+        Choice best;
+        w = cut(j, w);
+        const int64_t below = r_.m - j - w;
+        const int64_t right = r_.n - j - w;
+        const double u12 = model_.update_seconds(w, per_device(right), w);
+        const double overhead = model_.step_overhead_seconds;
+        if (j + w >= kmax_) {  // the last panel: its update, nothing to overlap
+            best.seconds = best.step_seconds =
+                overhead + u12 + model_.update_seconds(below, per_device(right), w);
+        } else {
+            for (int next : widths_) {
+                const int next_w = cut(j + w, next);
+                const double look_ahead = model_.update_seconds(below, next_w, w);
+                const double update =
+                    model_.update_seconds(below, per_device(std::max<int64_t>(right - next_w, 0)), w);
+                for (PanelSite site : sites_) {
+                    const double panel = panel_seconds(j + w, next_w, site);
+                    double step = overhead + u12 + look_ahead;
+                    if (site == PanelSite::cpu)
+                        step += std::max(update, panel);
+                    else
+                        step += std::max(update, panel) +
+                                model_.device_panel_interference * std::min(update, panel);
+                    const double total = step + from(j + w, next).seconds;
+                    if (total < best.seconds) {
+                        best.seconds = total;
+                        best.step_seconds = step;
+                        best.next_width = next;
+                        best.next_site = site;
+                    }
+                }
+            }
+        }
+        return memo_[key] = best;
+    }
+
+    const PerformanceModel& model_;
+    const StepPlanRequest& r_;
+    int64_t kmax_;
+    int devices_;
+    std::vector<int> widths_;
+    std::vector<PanelSite> sites_;
+    std::map<std::pair<int64_t, int>, Choice> memo_;
+};
+
+}  // namespace
+
+StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& request) {
+    return Planner(model, request).plan();
+}
+
+std::string StepPlan::describe() const {
+    std::ostringstream out;
+    char line[160];
+    std::snprintf(line, sizeof line, "%zu steps, predicted %.2f ms (steps only)\n", widths.size(),
+                  1e3 * predicted_seconds);
+    out << line;
+    int64_t column = 0;
+    for (size_t k = 0; k < widths.size();) {
+        size_t e = k;  // a run of steps with the same width and site
+        double seconds = 0.0;
+        while (e < widths.size() && widths[e] == widths[k] && sites[e] == sites[k])
+            seconds += step_seconds[e++];
+        std::snprintf(line, sizeof line,
+                      "  steps %4zu-%-4zu cols %7lld-  width %4d  panel on %-6s  %8.3f ms\n", k,
+                      e - 1, static_cast<long long>(column), widths[k],
+                      sites[k] == PanelSite::cpu ? "cpu" : "device", 1e3 * seconds);
+        out << line;
+        for (size_t i = k; i < e; ++i) column += widths[i];
+        k = e;
+    }
+    return out.str();
+}
+
+}  // namespace tandem

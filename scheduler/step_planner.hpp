@@ -1,0 +1,46 @@
+// Chooses, from a measured performance model, the width of every panel
+// (variable blocking, seed 000) and where each panel is factored, so that the
+// CPU and the devices wait for each other as little as the model predicts.
+//
+// The model of one step k (panel k available -> panel k+1 available and the
+// update of step k done), with look-ahead:
+//   head     = swaps + U12 + the look-ahead update of panel k+1's columns
+//   CPU      : head + max(update_k, download + cpu_panel_{k+1} + upload)
+//   device   : head + max(update_k, panel_{k+1}) + interference * min(update_k, panel_{k+1})
+// A dynamic programme over the panel's starting column and width minimises the
+// sum over steps. Widths are multiples of the smallest candidate, so the
+// programme has n / 128 positions at most a few widths each.
+#ifndef TANDEM_SCHEDULER_STEP_PLANNER_HPP
+#define TANDEM_SCHEDULER_STEP_PLANNER_HPP
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scheduler/blocking_plan.hpp"
+#include "scheduler/performance_model.hpp"
+#include "tandem/tandem.hpp"
+
+namespace tandem {
+
+struct StepPlanRequest {
+    int64_t m = 0, n = 0;
+    int num_devices = 1;
+    int block_size = 0;  // > 0: every panel this wide (only the sites are chosen)
+    PanelPlacement placement = PanelPlacement::automatic;
+    std::vector<int> candidate_widths = {128, 256, 384, 512};  // for block_size == 0
+};
+
+struct StepPlan {
+    std::vector<int> widths;       // panel widths in order (BlockingPlan's variable blocking)
+    std::vector<PanelSite> sites;  // one per step
+    std::vector<double> step_seconds;  // the model's time of each step
+    double predicted_seconds = 0.0;    // of the steps (not the initial and final transfers)
+    std::string describe() const;      // one line per run of equal steps
+};
+
+StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& request);
+
+}  // namespace tandem
+
+#endif  // TANDEM_SCHEDULER_STEP_PLANNER_HPP

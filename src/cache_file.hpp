@@ -1,0 +1,26 @@
+// Small text files in the per-machine cache directory (the SGEMM tuning table,
+// the performance model): written through a temporary file and a rename, so a
+// reader never sees half a file; read with a size limit. Neither throws: a
+// cache must never break a run.
+#ifndef TANDEM_SRC_CACHE_FILE_HPP
+#define TANDEM_SRC_CACHE_FILE_HPP
+
+#include <cstddef>
+#include <string>
+
+namespace tandem::detail {
+
+// Writes `text` to `path`, creating its directory. Returns false and sets `error` when it cannot.
+bool write_cache_file(const std::string& path, const std::string& text, std::string& error);
+
+// Reads `path` into `text` when it exists and holds at most max_bytes.
+// Returns false and sets `why` otherwise.
+bool read_cache_file(const std::string& path, size_t max_bytes, std::string& text,
+                     std::string& why);
+
+// "[^A-Za-z0-9]" -> '_': a name that is safe in a file name.
+std::string file_name_safe(std::string name);
+
+}  // namespace tandem::detail
+
+#endif  // TANDEM_SRC_CACHE_FILE_HPP

@@ -1,0 +1,42 @@
+// The performance model of this machine (scheduler/performance_model.hpp):
+// measured once by a short calibration at the first call that needs it, kept
+// for the process, and stored under the cache directory in a file named after
+// the machine's fingerprint (CPU model, OpenMP threads, CPU panel method, the
+// device's name, SM count and driver), so later processes read it back. A
+// missing, corrupt or foreign file means a new calibration, never an error.
+#ifndef TANDEM_SRC_MODEL_CACHE_HPP
+#define TANDEM_SRC_MODEL_CACHE_HPP
+
+#include <string>
+
+#include "scheduler/calibration.hpp"
+#include "scheduler/device.hpp"
+#include "scheduler/performance_model.hpp"
+#include "tandem/tandem.hpp"
+
+namespace tandem::detail {
+
+// What the model depends on: "cpu=<model> threads=<n> panel=<method> device=<fingerprint>".
+std::string machine_fingerprint(const Device& device, PanelMethod method);
+
+// <cache_dir>/model-<16 hex digits of the fingerprint's FNV-1a hash>.txt
+std::string model_cache_path(const std::string& cache_dir, const std::string& fingerprint);
+
+struct ModelSource {
+    PerformanceModel model;
+    std::string origin;  // "memory", "file <path>", or "calibrated (...)"
+};
+
+// The model for `device`: from this process's memory, else the cache file,
+// else calibrated on `device` with `grid` (and written to the file).
+// `recalibrate` measures again whatever is cached.
+ModelSource machine_model(Device& device, PanelMethod method, const std::string& cache_dir,
+                          bool recalibrate = false, const CalibrationGrid& grid = {});
+
+// Forgets the models kept in this process (the files stay): the next call
+// reads its file again. Part of tandem::release_resources().
+void forget_machine_models();
+
+}  // namespace tandem::detail
+
+#endif  // TANDEM_SRC_MODEL_CACHE_HPP

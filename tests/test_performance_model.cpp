@@ -1,0 +1,198 @@
+// The performance model (interpolation, text form), the step planner (a plan is
+// a deterministic function of the model), the calibration through a host
+// device, and the model cache file.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cpu/host_device.hpp"
+#include "scheduler/calibration.hpp"
+#include "scheduler/performance_model.hpp"
+#include "scheduler/step_planner.hpp"
+#include "src/model_cache.hpp"
+
+namespace tandem::test {
+namespace {
+
+// A model with simple closed forms: CPU panel = rows * width^2 * cpu_cost,
+// device panel = device_latency * width / 128 whatever the height, update at
+// 40 TF/s (so update time = flops / 4e13 above the smallest size), 20 GB/s.
+PerformanceModel synthetic_model(double cpu_cost, double device_latency) {
+    PerformanceModel m;
+    m.fingerprint = "synthetic";
+    for (int64_t rows : {1024, 4096, 16384, 65536})
+        for (int width : {128, 256, 512}) {
+            m.cpu_panels.push_back({rows, width, double(rows) * width * width * cpu_cost});
+            m.device_panels.push_back({rows, width, device_latency * width / 128.0});
+        }
+    for (int64_t size : {2048, 8192, 16384})
+        for (int width : {128, 256, 512})
+            m.updates.push_back({size, width, 2.0 * size * size * width / 4e13});
+    m.transfer_bytes_per_second = 20e9;
+    m.device_panel_interference = 0.25;
+    m.step_overhead_seconds = 20e-6;
+    return m;
+}
+
+TEST(PerformanceModel, ReproducesItsSamplesAndInterpolatesBetweenThem) {
+    const PerformanceModel m = synthetic_model(1e-12, 1e-3);
+    EXPECT_NEAR(m.cpu_panel_seconds(4096, 256), 4096.0 * 256 * 256 * 1e-12, 1e-12);
+    // Log-log in the height of a power law is exact.
+    EXPECT_NEAR(m.cpu_panel_seconds(8192, 256), 8192.0 * 256 * 256 * 1e-12, 1e-9);
+    // Between widths: between the neighbours' times.
+    const double t384 = m.cpu_panel_seconds(8192, 384);
+    EXPECT_GT(t384, m.cpu_panel_seconds(8192, 256));
+    EXPECT_LT(t384, m.cpu_panel_seconds(8192, 512));
+    // Beyond the grid: monotone, and never negative.
+    EXPECT_GT(m.cpu_panel_seconds(131072, 256), m.cpu_panel_seconds(65536, 256));
+    EXPECT_GT(m.cpu_panel_seconds(100, 256), 0.0);
+    EXPECT_LE(m.cpu_panel_seconds(100, 256), m.cpu_panel_seconds(1024, 256));
+    EXPECT_NEAR(m.device_panel_seconds(30000, 256), 2e-3, 1e-12);
+    EXPECT_NEAR(m.update_seconds(8192, 8192, 256), 2.0 * 8192 * 8192 * 256 / 4e13, 1e-9);
+    EXPECT_EQ(m.update_seconds(0, 100, 256), 0.0);
+    EXPECT_NEAR(m.transfer_seconds(20e9), 1.0, 1e-12);
+}
+
+TEST(PerformanceModel, TextFormRoundTripsAndRejectsDamage) {
+    const PerformanceModel m = synthetic_model(1e-12, 1e-3);
+    const auto back = PerformanceModel::parse(m.serialize());
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(back->fingerprint, "synthetic");
+    EXPECT_EQ(back->serialize(), m.serialize());
+    EXPECT_FALSE(PerformanceModel::parse("").has_value());
+    EXPECT_FALSE(PerformanceModel::parse("not a model\n").has_value());
+    std::string text = m.serialize();
+    EXPECT_FALSE(PerformanceModel::parse(text + "cpu_panel 12 x\n").has_value());
+    EXPECT_FALSE(PerformanceModel::parse(text + "unknown_key 1\n").has_value());
+    EXPECT_FALSE(PerformanceModel::parse(text + "update 100 128 -1\n").has_value());
+    text.resize(text.size() / 3);  // a torn file
+    EXPECT_FALSE(PerformanceModel::parse(text).has_value());
+}
+
+int64_t sum_of(const std::vector<int>& widths) {
+    int64_t total = 0;
+    for (int w : widths) total += w;
+    return total;
+}
+
+TEST(StepPlanner, SlowCpuPanelsGoToTheDeviceAndFastOnesStayOnTheCpu) {
+    StepPlanRequest r;
+    r.m = r.n = 16384;
+    r.block_size = 256;
+    const StepPlan slow_cpu = plan_steps(synthetic_model(1e-9, 1e-4), r);
+    ASSERT_EQ(slow_cpu.widths.size(), 64u);
+    for (PanelSite s : slow_cpu.sites) EXPECT_EQ(s, PanelSite::device);
+    const StepPlan fast_cpu = plan_steps(synthetic_model(1e-16, 1.0), r);
+    for (PanelSite s : fast_cpu.sites) EXPECT_EQ(s, PanelSite::cpu);
+    EXPECT_EQ(fast_cpu.step_seconds.size(), fast_cpu.widths.size());
+}
+
+TEST(StepPlanner, TallPanelsOnTheDeviceShortOnesOnTheCpu) {
+    // CPU panels cost in proportion to their height, device panels do not:
+    // the plan must switch from device to CPU once, and never back.
+    StepPlanRequest r;
+    r.m = r.n = 32768;
+    r.block_size = 256;
+    const StepPlan plan = plan_steps(synthetic_model(1e-12, 1.5e-3), r);
+    ASSERT_EQ(plan.sites.size(), 128u);
+    EXPECT_EQ(plan.sites.front(), PanelSite::device);
+    EXPECT_EQ(plan.sites.back(), PanelSite::cpu);
+    int switches = 0;
+    for (size_t k = 1; k < plan.sites.size(); ++k) switches += plan.sites[k] != plan.sites[k - 1];
+    EXPECT_EQ(switches, 1);
+    EXPECT_FALSE(plan.describe().empty());
+}
+
+TEST(StepPlanner, IsDeterministicCoversTheColumnsAndHonoursForcedChoices) {
+    const PerformanceModel model = synthetic_model(1e-12, 1.5e-3);
+    for (auto [m, n] : {std::pair<int64_t, int64_t>{20000, 20000}, {5000, 9000}, {9000, 5000},
+                        {100, 100}, {1, 1}}) {
+        SCOPED_TRACE(std::to_string(m) + " x " + std::to_string(n));
+        StepPlanRequest r;
+        r.m = m;
+        r.n = n;
+        r.num_devices = 2;
+        const StepPlan a = plan_steps(model, r), b = plan_steps(model, r);
+        EXPECT_EQ(a.widths, b.widths);
+        EXPECT_EQ(a.sites, b.sites);
+        EXPECT_GE(sum_of(a.widths), std::min(m, n));
+        EXPECT_LT(sum_of(a.widths) - a.widths.back(), std::min(m, n));
+        for (int w : a.widths) EXPECT_TRUE(w == 128 || w == 256 || w == 384 || w == 512 || w == std::min(m, n));
+        // The plan goes through the blocking plan unchanged.
+        BlockingPlan blocking(m, n, a.widths, 2);
+        EXPECT_EQ(blocking.steps(), static_cast<int64_t>(a.widths.size()));
+        blocking.set_panel_sites(a.sites);
+
+        r.placement = PanelPlacement::cpu;
+        for (PanelSite s : plan_steps(model, r).sites) EXPECT_EQ(s, PanelSite::cpu);
+        r.placement = PanelPlacement::device;
+        r.block_size = 64;
+        const StepPlan forced = plan_steps(model, r);
+        for (PanelSite s : forced.sites) EXPECT_EQ(s, PanelSite::device);
+        for (size_t k = 0; k + 1 < forced.widths.size(); ++k) EXPECT_EQ(forced.widths[k], 64);
+    }
+}
+
+CalibrationGrid tiny_grid() {
+    CalibrationGrid g;
+    g.panel_rows = {64, 256};
+    g.widths = {8, 16};
+    g.update_sizes = {32, 64};
+    g.repeats = 1;
+    return g;
+}
+
+TEST(Calibration, MeasuresACompleteModelThroughAHostDevice) {
+    const auto device = make_host_device(0);
+    const PerformanceModel m = calibrate(*device, PanelMethod::recursive, tiny_grid(), "test");
+    EXPECT_TRUE(m.complete()) << m.serialize();
+    EXPECT_EQ(m.cpu_panels.size(), 4u);
+    EXPECT_EQ(m.device_panels.size(), 4u);
+    EXPECT_EQ(m.updates.size(), 4u);
+    // A share (the tiny grid's microsecond timings are too noisy to say more).
+    EXPECT_GE(m.device_panel_interference, 0.0);
+    EXPECT_LE(m.device_panel_interference, 1.0);
+}
+
+TEST(ModelCache, WritesReadsAndReplacesACorruptFile) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() /
+                         ("tandem-model-test-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    const auto device = make_host_device(0);
+    detail::forget_machine_models();
+    const detail::ModelSource first =
+        detail::machine_model(*device, PanelMethod::recursive, dir.string(), false, tiny_grid());
+    EXPECT_EQ(first.origin.rfind("calibrated", 0), 0u) << first.origin;
+    const std::string path = detail::model_cache_path(
+        dir.string(), detail::machine_fingerprint(*device, PanelMethod::recursive));
+    ASSERT_TRUE(fs::exists(path));
+    EXPECT_EQ(detail::machine_model(*device, PanelMethod::recursive, dir.string()).origin, "memory");
+
+    detail::forget_machine_models();
+    const detail::ModelSource from_file =
+        detail::machine_model(*device, PanelMethod::recursive, dir.string(), false, tiny_grid());
+    EXPECT_EQ(from_file.origin, "file " + path);
+    EXPECT_EQ(from_file.model.serialize(), first.model.serialize());
+
+    std::ofstream(path, std::ios::trunc) << "tandem-performance-model 1\ncpu_panel garbage\n";
+    detail::forget_machine_models();
+    const detail::ModelSource again =
+        detail::machine_model(*device, PanelMethod::recursive, dir.string(), false, tiny_grid());
+    EXPECT_EQ(again.origin.rfind("calibrated", 0), 0u) << again.origin;
+    std::string text;
+    {
+        std::ifstream in(path);
+        text.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    EXPECT_TRUE(PerformanceModel::parse(text).has_value());
+    detail::forget_machine_models();
+    fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tandem::test
