@@ -139,6 +139,21 @@ public:
                     &at(r0 + width, c0), ld_);
     }
 
+    void catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const int* ipiv) override {
+        if (cols <= 0 || j <= 0) return;
+        if (j > c0)
+            throw Error(TANDEM_ERROR_INTERNAL, name() + ": catch_up of columns left of j");
+        swap_rows(q, c0, cols, 0, j, ipiv);
+        cblas_strsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit,
+                    static_cast<int>(j), static_cast<int>(cols), 1.0f, storage_.data(),
+                    static_cast<int>(ld_), &at(0, c0), static_cast<int>(ld_));
+        if (rows_ > j)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows_ - j),
+                        static_cast<int>(cols), static_cast<int>(j), -1.0f, &at(j, 0),
+                        static_cast<int>(ld_), &at(0, c0), static_cast<int>(ld_), 1.0f,
+                        &at(j, c0), static_cast<int>(ld_));
+    }
+
     void solve(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
                int64_t ldb) override {
         if (n == 0 || nrhs == 0) return;
@@ -175,6 +190,7 @@ public:
     }
     void wait(Queue, Event) override {}
     void synchronize(Event) override {}
+    bool query(Event) override { return true; }
     void synchronize() override {}
     double seconds_at(Event e) override {
         return std::chrono::duration<double>(events_.at(e) - events_.front()).count();

@@ -45,8 +45,8 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
         // 0.3 ms for a 16384 x 256 panel on an H200).
         int least_priority = 0, greatest_priority = 0;
         TANDEM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least_priority, &greatest_priority));
-        const int priorities[2] = {least_priority, greatest_priority};
-        for (int q = 0; q < 2; ++q) {
+        const int priorities[kQueues] = {least_priority, greatest_priority, greatest_priority};
+        for (int q = 0; q < kQueues; ++q) {
             TANDEM_CUDA_CHECK(cudaStreamCreateWithPriority(&streams_[q], cudaStreamNonBlocking,
                                                            priorities[q]));
             TANDEM_CUBLAS_CHECK(cublasCreate(&handles_[q]));
@@ -79,9 +79,8 @@ void CudaDevice::release_buffers() noexcept {
     storage_.reset();
     panel_.reset();
     inv_l11_.reset();
-    staging_[0].reset();
-    staging_[1].reset();
-    for (int q = 0; q < 2; ++q) {
+    for (int q = 0; q < kQueues; ++q) {
+        staging_[q].reset();
         getrf_work_[q].reset();
         getrf_pivots_[q].reset();
     }
@@ -93,14 +92,13 @@ void CudaDevice::release_buffers() noexcept {
 
 void CudaDevice::release() noexcept {
     release_buffers();
-    bounce_[0].release();
-    bounce_[1].release();
+    for (BounceBuffers& b : bounce_) b.release();
     for (const auto& block : pinned_cache_) (void)cudaFreeHost(block.second);
     pinned_cache_.clear();
     for (cudaEvent_t e : events_) (void)cudaEventDestroy(e);
     events_.clear();
     events_used_ = 0;
-    for (int q = 0; q < 2; ++q) {
+    for (int q = 0; q < kQueues; ++q) {
         if (handles_[q]) (void)cublasDestroy(handles_[q]);
         if (solvers_[q]) (void)cusolverDnDestroy(solvers_[q]);
         solvers_[q] = nullptr;
@@ -142,16 +140,16 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width)
     // small n then costs no cudaMalloc/cudaFree (each synchronizes the device).
     for (cudaStream_t s : streams_) TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
     const bool fits = storage_.bytes() >= storage_bytes && panel_.bytes() >= panel_bytes &&
-                      inv_l11_.bytes() >= inverse_bytes && staging_[0].bytes() >= staging_bytes &&
-                      staging_[1].bytes() >= staging_bytes && storage_bytes > 0;
+                      inv_l11_.bytes() >= inverse_bytes && storage_bytes > 0 &&
+                      std::all_of(std::begin(staging_), std::end(staging_),
+                                  [&](const DeviceBuffer& b) { return b.bytes() >= staging_bytes; });
     if (fits) {
         rows_ = rows;
         local_cols_ = local_cols;
         ld_ = ld;
         max_width_ = max_panel_width;
         panel_ld_ = panel_ld;
-        staging_capacity_ = std::min<int64_t>(staging_[0].bytes(), staging_[1].bytes()) /
-                            int64_t(sizeof(float));
+        staging_capacity_ = int64_t(staging_bytes / sizeof(float));
         panel_rows_ = panel_width_ = 0;
         has_inverse_ = false;
         ensure_getrf_workspace(Queue::transfer, rows, max_panel_width);
@@ -159,7 +157,7 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width)
     }
     release_buffers();  // frees room for the new ones
     const int64_t floats = rows * ld + rows * panel_ld + int64_t(max_panel_width) * panel_ld +
-                           2 * staging_capacity;
+                           kQueues * staging_capacity;
     const int64_t needed = floats * int64_t(sizeof(float));
     const int64_t available = free_bytes();
     if (needed + kHeadroomBytes > available)
@@ -176,11 +174,13 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width)
     DeviceBuffer inv_l11(inverse_bytes, "inv(L11) workspace");
     DeviceBuffer staging0(staging_bytes, "compute staging buffer");
     DeviceBuffer staging1(staging_bytes, "transfer staging buffer");
+    DeviceBuffer staging2(staging_bytes, "copy staging buffer");
     storage_ = std::move(storage);
     panel_ = std::move(panel);
     inv_l11_ = std::move(inv_l11);
     staging_[0] = std::move(staging0);
     staging_[1] = std::move(staging1);
+    staging_[2] = std::move(staging2);
     rows_ = rows;
     local_cols_ = local_cols;
     ld_ = ld;
@@ -227,12 +227,13 @@ void CudaDevice::host_free(float* ptr) {
 
 cudaStream_t CudaDevice::stream(Queue q) const {
     const int index = static_cast<int>(q);
-    if (index != 0 && index != 1) contract_error("queue", "no queue " + std::to_string(index));
+    if (index < 0 || index >= kQueues) contract_error("queue", "no queue " + std::to_string(index));
     return streams_[index];
 }
 
 Staging CudaDevice::staging(Queue q) const {
-    return {staging_[static_cast<int>(q) == 0 ? 0 : 1].floats(), staging_capacity_};
+    (void)stream(q);  // checks q
+    return {staging_[static_cast<int>(q)].floats(), staging_capacity_};
 }
 
 void CudaDevice::contract_error(const char* op, const std::string& what) const {
@@ -288,10 +289,17 @@ void CudaDevice::synchronize(Event e) {
     TANDEM_CUDA_CHECK(cudaEventSynchronize(event(e)));
 }
 
+bool CudaDevice::query(Event e) {
+    DeviceGuard guard(ordinal_);
+    const cudaError_t status = cudaEventQuery(event(e));
+    if (status == cudaErrorNotReady) return false;
+    TANDEM_CUDA_CHECK(status);
+    return true;
+}
+
 void CudaDevice::synchronize() {
     DeviceGuard guard(ordinal_);
-    TANDEM_CUDA_CHECK(cudaStreamSynchronize(streams_[0]));
-    TANDEM_CUDA_CHECK(cudaStreamSynchronize(streams_[1]));
+    for (cudaStream_t s : streams_) TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
 double CudaDevice::seconds_at(Event e) {

@@ -12,8 +12,9 @@
 //   getrf_work_[q], getrf_pivots_[q]  cuSOLVER getrf workspace, pivots and info.
 // And on the host, per queue, pinned bounce buffers for large copies from and to
 // pageable memory (allocated on first use, kept across allocate()).
-// Queues are two non-blocking CUDA streams, each with its own cuBLAS and
-// cuSOLVER handle (a handle's workspace must not be shared by concurrent streams). Events
+// Queues are three non-blocking CUDA streams (compute at low priority, transfer
+// and copy at high), each with its own cuBLAS and cuSOLVER handle (a handle's
+// workspace must not be shared by concurrent streams). Events
 // come from a pool that allocate() recycles. Every public method makes this
 // device current for its duration and restores the caller's device.
 #ifndef TANDEM_GPU_CUDA_DEVICE_HPP
@@ -69,12 +70,14 @@ public:
                   bool use_inverse) override;
     void update_trailing(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
                          int64_t cols) override;
+    void catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const int* ipiv) override;
     void solve(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
                int64_t ldb) override;
 
     Event record(Queue q) override;
     void wait(Queue q, Event e) override;
     void synchronize(Event e) override;
+    bool query(Event e) override;
     void synchronize() override;
     double seconds_at(Event e) override;
 
@@ -90,7 +93,7 @@ private:
     cudaStream_t stream(Queue q) const;
     BlasQueue blas(Queue q) const { return {stream(q), handles_[static_cast<int>(q)]}; }
     Staging staging(Queue q) const;
-    BounceBuffers& bounce(Queue q) { return bounce_[static_cast<int>(q) == 0 ? 0 : 1]; }
+    BounceBuffers& bounce(Queue q) { return bounce_[static_cast<int>(q)]; }
     float* at(int64_t r, int64_t c) const { return storage_.floats() + r * ld_ + c; }
     cudaEvent_t event(Event e) const;
 
@@ -108,9 +111,10 @@ private:
     int ordinal_;
     std::string name_;
     std::string fingerprint_;
-    cudaStream_t streams_[2] = {};      // indexed by Queue: compute, transfer
-    cublasHandle_t handles_[2] = {};    // handles_[q] is bound to streams_[q]
-    cusolverDnHandle_t solvers_[2] = {};  // solvers_[q] is bound to streams_[q]
+    static constexpr int kQueues = 3;     // compute, transfer, copy
+    cudaStream_t streams_[kQueues] = {};  // indexed by Queue
+    cublasHandle_t handles_[kQueues] = {};    // handles_[q] is bound to streams_[q]
+    cusolverDnHandle_t solvers_[kQueues] = {};  // solvers_[q] is bound to streams_[q]
 
     DeviceBuffer storage_;
     int64_t rows_ = 0, local_cols_ = 0, ld_ = 1;
@@ -120,11 +124,11 @@ private:
     int64_t panel_rows_ = 0;  // the received panel: rows x width, inverse or not
     int panel_width_ = 0;
     bool has_inverse_ = false;
-    DeviceBuffer staging_[2];
-    DeviceBuffer getrf_work_[2];    // per queue: cuSOLVER getrf workspace
-    DeviceBuffer getrf_pivots_[2];  // per queue: max_panel_width pivots + info
+    DeviceBuffer staging_[kQueues];
+    DeviceBuffer getrf_work_[kQueues];    // per queue: cuSOLVER getrf workspace
+    DeviceBuffer getrf_pivots_[kQueues];  // per queue: max_panel_width pivots + info
     int64_t staging_capacity_ = 0;  // floats, each
-    BounceBuffers bounce_[2];
+    BounceBuffers bounce_[kQueues];
 
     GemmKernel gemm_policy_ = GemmKernel::cublas;
     std::optional<SgemmTuningTable> gemm_table_;  // for automatic and tandem

@@ -125,4 +125,22 @@ void CudaDevice::update_trailing(Queue q, int64_t r0, int width, int64_t rows, i
             at(r0 + width, c0), ld_);
 }
 
+// The deferred block's catch-up: the row interchanges of the first j columns,
+// U = inv(L11) A(0:j, c) by TRSM with the whole leading j x j unit lower
+// triangle of the storage, then A(j:, c) -= L(j:, 0:j) U in one product.
+void CudaDevice::catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const int* ipiv) {
+    DeviceGuard guard(ordinal_);
+    check_block("catch_up", 0, c0, rows_, cols);
+    if (j < 0 || j > std::min(rows_, local_cols_) || (j > c0 && cols > 0))
+        contract_error("catch_up", "the first " + std::to_string(j) +
+                                       " columns must be held here, left of column " +
+                                       std::to_string(c0));
+    if (cols == 0 || j == 0) return;
+    swap_rows(q, c0, cols, 0, j, ipiv);
+    float* block = at(0, c0);
+    trsm_unit_lower_left(blas(q), j, cols, storage_.floats(), ld_, block, ld_);
+    if (rows_ > j)
+        product(q, rows_ - j, cols, j, -1.0f, at(j, 0), ld_, block, ld_, 1.0f, at(j, c0), ld_);
+}
+
 }  // namespace tandem::gpu

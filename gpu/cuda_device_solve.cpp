@@ -55,9 +55,10 @@ void CudaDevice::solve(char trans, int64_t n, int64_t nrhs, const int* ipiv, flo
         contract_error("solve", "ipiv or b null, or ldb " + std::to_string(ldb) + " < n");
     const std::vector<int> perm = permutation_of(n, ipiv, name_);
 
-    // The factors may still be arriving on the transfer queue; the solve runs on compute.
+    // The factors may still be arriving on the other queues; the solve runs on compute.
     const cudaStream_t s = stream(Queue::compute);
     TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream(Queue::transfer)));
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream(Queue::copy)));
 
     // Right-hand sides go in column chunks of two n x chunk buffers (in and out
     // of the permutation), each at most a quarter of free memory and 1 GiB.

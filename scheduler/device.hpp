@@ -18,8 +18,10 @@
 //   step (L11 with its unit diagonal implied, L21 below it, and inv(L11) when
 //   the inverse path is used) in a workspace of the device, so that a device
 //   that does not own the panel's columns can still update its own columns.
-// * Queues. Operations are issued to one of two in-order queues: `compute` and
-//   `transfer`. Work on different queues may overlap; record()/wait() order it.
+// * Queues. Operations are issued to one of three in-order queues: `compute`
+//   (the updates), `transfer` (the panels' traffic and device panels: latency
+//   matters) and `copy` (bulk traffic of the matrix itself). Work on different
+//   queues may overlap; record()/wait() order it.
 //   A device without real asynchrony (the host device) may run every call to
 //   completion before returning; the scheduler must be correct either way.
 // * Errors. Every failure throws tandem::Error naming the failing call.
@@ -31,7 +33,7 @@
 
 namespace tandem {
 
-enum class Queue { compute = 0, transfer = 1 };
+enum class Queue { compute = 0, transfer = 1, copy = 2 };
 
 // Handle of an event recorded on a queue; valid until the device's next allocate().
 using Event = int;
@@ -106,6 +108,15 @@ public:
     virtual void update_trailing(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
                                  int64_t cols) = 0;
 
+    // Deferred columns brought up to date with the factorization of the first
+    // j columns (a left-looking step): for local columns [c0, c0+cols), apply
+    // the interchanges ipiv[0 .. j) (global, 1-based; copied before returning),
+    // then U = inv(L(0:j, 0:j)) A(0:j, c) and A(j:rows, c) -= L(j:rows, 0:j) U,
+    // with L the unit lower factor in the storage's first j columns. Requires
+    // this device to hold global columns 0 .. j as its local columns 0 .. j
+    // (one device), and c0 >= j.
+    virtual void catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const int* ipiv) = 0;
+
     // Solve op(A) X = B with the LU factors in storage (requires this device to
     // hold all n columns, rows 0..n). B is n x nrhs column-major on the host and
     // is overwritten with X. trans is 'N' or 'T'. Synchronous.
@@ -116,6 +127,7 @@ public:
     virtual Event record(Queue q) = 0;
     virtual void wait(Queue q, Event e) = 0;      // later work on q waits for e
     virtual void synchronize(Event e) = 0;        // the host waits for e
+    virtual bool query(Event e) = 0;              // whether e has completed (no waiting)
     virtual void synchronize() = 0;               // the host waits for all queues
     // Seconds from the origin event (the first record() after allocate()) to e;
     // e must have completed.

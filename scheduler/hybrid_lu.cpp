@@ -9,21 +9,13 @@
 #include "cpu/blas_threads.hpp"
 #include "cpu/panel.hpp"
 #include "scheduler/blocking_plan.hpp"
+#include "scheduler/matrix_stream.hpp"
+#include "scheduler/step_context.hpp"
 
 namespace tandem {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A device phase bracketed by two events; turned into a TimelineSpan once the
-// devices are idle and the events can be read.
-struct DeviceSpan {
-    int device;
-    Queue queue;
-    const char* phase;
-    int step;
-    Event begin, end;
-};
 
 // Host buffers from the device (pinned on a GPU), freed on every exit path.
 class HostBuffer {
@@ -42,21 +34,6 @@ public:
 private:
     Device& owner_;
     float* data_;
-};
-
-// Everything one factorization needs to issue device work and log it.
-struct StepContext {
-    std::vector<Device*>& devices;
-    const BlockingPlan& plan;
-    std::vector<DeviceSpan>& spans;
-
-    // Issue `work` on device d's queue q, bracketed by events for the timeline.
-    template <class Work>
-    void timed(int d, Queue q, const char* phase, int step, Work&& work) {
-        const Event begin = devices[d]->record(q);
-        work(*devices[d]);
-        spans.push_back({d, q, phase, step, begin, devices[d]->record(q)});
-    }
 };
 
 }  // namespace
@@ -87,17 +64,6 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
     auto host_seconds = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
     std::vector<TimelineSpan> cpu_spans;
 
-    // Distribute the block columns to their owners (transposed to row-major there).
-    for (int64_t b = 0; b < plan.blocks(); ++b) {
-        const int d = plan.owner(b);
-        ctx.timed(d, Queue::transfer, "distribute", -1, [&](Device& dev) {
-            dev.upload(Queue::transfer, a + plan.block_begin(b) * lda, lda, 0,
-                       plan.local_begin(d, plan.block_begin(b)), m, plan.block_width(b));
-        });
-    }
-    for (int d = 0; d < num_devices; ++d)
-        devices_[d]->wait(Queue::compute, devices_[d]->record(Queue::transfer));
-
     // Two panel buffers (and inv(L11) buffers): panel k is factored in one
     // while devices may still be receiving panel k-1 from the other.
     // received[b][d]: device d has read buffer b (the event after its receive_panel).
@@ -114,6 +80,8 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
     std::vector<Event> received[2] = {std::vector<Event>(num_devices, -1),
                                       std::vector<Event>(num_devices, -1)};
     ipiv_.assign(static_cast<size_t>(kmax), 0);
+    MatrixStream stream(ctx, a, lda, ipiv_, settings_.stream_matrix);
+    wrote_output_ = false;
     std::vector<Event> update_done(num_devices, -1);
     Event panel_ready = -1;  // on the owner of the next panel: it is factored, or in host memory
     int info = 0;
@@ -149,131 +117,149 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
         panel_ready = owner.record(Queue::transfer);
     };
 
-    // The first panel: on the CPU it is still in the caller's array (no round
-    // trip); on a device it is factored once distributed (same queue).
-    if (plan.steps() > 0) {
-        if (plan.panel_on_device(0))
-            prepare_panel(0, -1);
-        else
-            for (int j = 0; j < plan.panel_width(0); ++j)
-                std::memcpy(panel_buffers[0].data() + j * ldp, a + j * lda, sizeof(float) * m);
-    }
-
-    for (int64_t k = 0; k < plan.steps(); ++k) {
-        const int64_t j = plan.block_begin(k);
-        const int width = plan.panel_width(k);
-        const int64_t panel_rows = m - j;
-        const int64_t rows_below = panel_rows - width;
-        const int owner = plan.owner(k);
-        const bool device_panel = plan.panel_on_device(k);
-        float* panel = panel_buffers[k % 2].data();
-        float* inverse = inverse_buffers[k % 2].data();
-        const int step = static_cast<int>(k);
-
-        // Panel k: wait for its owner's factorization, or factor it on the CPU
-        // (with inv(L11)) while the devices finish the trailing update of step k-1.
-        if (panel_ready >= 0) devices_[owner]->synchronize(panel_ready);
-        bool use_inverse = false;
-        int panel_info = 0;
-        if (device_panel) {
-            std::copy(device_pivots, device_pivots + width, &ipiv_[j]);
-            panel_info = device_pivots[width];
-            ++report.device_panel_steps;
-        } else {
-            const double panel_start = host_seconds();
-            panel_info = factor_panel(panel_rows, width, panel, ldp, &ipiv_[j], settings_.panel);
-            if (settings_.inverse_threshold > 0.0f && width > 0) {
-                const float norm = invert_unit_lower(width, panel, ldp, inverse, width);
-                use_inverse = norm <= settings_.inverse_threshold;
-            }
-            cpu_spans.push_back({"cpu", "panel", step, panel_start, host_seconds()});
+    // Every step, with the matrix's transfers; a failure after the first piece
+    // of the factors reached A must say that A is partially overwritten.
+    auto run_steps = [&] {
+        stream.start();
+        // The first panel: on the CPU it is still in the caller's array (no round
+        // trip); on a device it is factored once distributed (same queue).
+        if (plan.steps() > 0) {
+            if (plan.panel_on_device(0))
+                prepare_panel(0, -1);
+            else
+                for (int j = 0; j < plan.panel_width(0); ++j)
+                    std::memcpy(panel_buffers[0].data() + j * ldp, a + j * lda, sizeof(float) * m);
         }
-        for (int i = 0; i < width; ++i) ipiv_[j + i] += static_cast<int>(j);
-        if (panel_info > 0 && info == 0) info = static_cast<int>(j) + panel_info;
-        (use_inverse ? report.inverse_steps : report.trsm_steps)++;
 
-        // Devices: take the factored panel, apply its row interchanges to their
-        // other columns, U12 = inv(L11) A12 (or TRSM).
-        for (int d = 0; d < num_devices; ++d) {
-            Device& dev = *devices_[d];
-            const int64_t c_panel = plan.local_begin(d, j);
-            const int64_t c_right = plan.local_begin(d, j + width);
-            const int64_t right_cols = plan.local_cols(d) - c_right;
-            if (device_panel && d == owner) {
-                // In order after step k-1's update, the last reader of the workspace.
-                ctx.timed(d, Queue::compute, "take panel", step, [&](Device& x) {
-                    x.take_panel(Queue::compute, j, c_panel, panel_rows, width);
-                });
+        for (int64_t k = 0; k < plan.steps(); ++k) {
+            const int64_t j = plan.block_begin(k);
+            const int width = plan.panel_width(k);
+            const int64_t panel_rows = m - j;
+            const int64_t rows_below = panel_rows - width;
+            const int owner = plan.owner(k);
+            const bool device_panel = plan.panel_on_device(k);
+            float* panel = panel_buffers[k % 2].data();
+            float* inverse = inverse_buffers[k % 2].data();
+            const int step = static_cast<int>(k);
+
+            // Panel k: wait for its owner's factorization, or factor it on the CPU
+            // (with inv(L11)) while the devices finish the trailing update of step k-1.
+            if (panel_ready >= 0) devices_[owner]->synchronize(panel_ready);
+            bool use_inverse = false;
+            int panel_info = 0;
+            if (device_panel) {
+                std::copy(device_pivots, device_pivots + width, &ipiv_[j]);
+                panel_info = device_pivots[width];
+                ++report.device_panel_steps;
             } else {
-                // The workspace is about to be overwritten: step k-1 must be done reading it.
-                if (update_done[d] >= 0) dev.wait(Queue::transfer, update_done[d]);
-                ctx.timed(d, Queue::transfer, "upload", step, [&](Device& x) {
-                    x.receive_panel(Queue::transfer, panel, ldp, panel_rows, width,
-                                    use_inverse ? inverse : nullptr, width);
-                });
-                received[k % 2][d] = dev.record(Queue::transfer);
-                dev.wait(Queue::compute, received[k % 2][d]);
+                const double panel_start = host_seconds();
+                panel_info = factor_panel(panel_rows, width, panel, ldp, &ipiv_[j], settings_.panel);
+                if (settings_.inverse_threshold > 0.0f && width > 0) {
+                    const float norm = invert_unit_lower(width, panel, ldp, inverse, width);
+                    use_inverse = norm <= settings_.inverse_threshold;
+                }
+                cpu_spans.push_back({"cpu", "panel", step, panel_start, host_seconds()});
             }
-            ctx.timed(d, Queue::compute, "swap", step, [&](Device& x) {
-                if (d == owner && !device_panel)
-                    x.store_panel(Queue::compute, j, c_panel, panel_rows, width);
-                x.swap_rows(Queue::compute, 0, c_panel, j, j + width, ipiv_.data());
-                x.swap_rows(Queue::compute, c_right, right_cols, j, j + width, ipiv_.data());
-            });
-            ctx.timed(d, Queue::compute, "u12", step, [&](Device& x) {
-                x.form_u12(Queue::compute, j, width, c_right, right_cols, use_inverse);
-            });
-        }
+            for (int i = 0; i < width; ++i) ipiv_[j + i] += static_cast<int>(j);
+            if (panel_info > 0 && info == 0) info = static_cast<int>(j) + panel_info;
+            (use_inverse ? report.inverse_steps : report.trsm_steps)++;
+            // The look-ahead and the next panel need block k+1 on its device.
+            stream.ensure_live(k + 2, j, step);
+            const int64_t live_end = stream.live_end_column();
 
-        // A22 -= L21 U12. With look-ahead the next panel's block goes first and
-        // is factored (or sent to the CPU) while the rest of the update runs.
-        const bool has_next = k + 1 < plan.steps();
-        const int next_owner = has_next ? plan.owner(k + 1) : -1;
-        const int64_t next_begin = has_next ? plan.block_begin(k + 1) : 0;
-        const int64_t next_local = has_next ? plan.local_begin(next_owner, next_begin) : 0;
-        const int64_t next_cols = has_next ? plan.block_width(k + 1) : 0;
-        const bool look_ahead = has_next && settings_.lookahead > 0;
-        Event next_columns_ready = -1;
-        if (look_ahead) {
-            ctx.timed(next_owner, Queue::compute, "lookahead", step, [&](Device& x) {
-                x.update_trailing(Queue::compute, j, width, rows_below, next_local, next_cols);
-            });
-            next_columns_ready = devices_[next_owner]->record(Queue::compute);
-        }
-        for (int d = 0; d < num_devices; ++d) {
-            int64_t first = plan.local_begin(d, j + width);
-            if (look_ahead && d == next_owner) first = next_local + next_cols;
-            const int64_t cols = plan.local_cols(d) - first;
-            ctx.timed(d, Queue::compute, "update", step, [&](Device& x) {
-                x.update_trailing(Queue::compute, j, width, rows_below, first, cols);
-            });
-            update_done[d] = devices_[d]->record(Queue::compute);
-        }
-        if (has_next) prepare_panel(k + 1, look_ahead ? next_columns_ready : update_done[next_owner]);
-    }
-    for (Device* dev : devices_) dev->synchronize();
+            // Devices: take the factored panel, apply its row interchanges to their
+            // other columns, U12 = inv(L11) A12 (or TRSM).
+            for (int d = 0; d < num_devices; ++d) {
+                Device& dev = *devices_[d];
+                const int64_t c_panel = plan.local_begin(d, j);
+                const int64_t c_right = plan.local_begin(d, j + width);
+                const int64_t right_cols = plan.local_begin(d, live_end) - c_right;
+                if (device_panel && d == owner) {
+                    // In order after step k-1's update, the last reader of the workspace.
+                    ctx.timed(d, Queue::compute, "take panel", step, [&](Device& x) {
+                        x.take_panel(Queue::compute, j, c_panel, panel_rows, width);
+                    });
+                } else {
+                    // The workspace is about to be overwritten: step k-1 must be done reading it.
+                    if (update_done[d] >= 0) dev.wait(Queue::transfer, update_done[d]);
+                    ctx.timed(d, Queue::transfer, "upload", step, [&](Device& x) {
+                        x.receive_panel(Queue::transfer, panel, ldp, panel_rows, width,
+                                        use_inverse ? inverse : nullptr, width);
+                    });
+                    received[k % 2][d] = dev.record(Queue::transfer);
+                    dev.wait(Queue::compute, received[k % 2][d]);
+                }
+                ctx.timed(d, Queue::compute, "swap", step, [&](Device& x) {
+                    if (d == owner && !device_panel)
+                        x.store_panel(Queue::compute, j, c_panel, panel_rows, width);
+                    x.swap_rows(Queue::compute, 0, c_panel, j, j + width, ipiv_.data());
+                    x.swap_rows(Queue::compute, c_right, right_cols, j, j + width, ipiv_.data());
+                });
+                ctx.timed(d, Queue::compute, "u12", step, [&](Device& x) {
+                    x.form_u12(Queue::compute, j, width, c_right, right_cols, use_inverse);
+                });
+                // Rows j .. j+width are final now on every column the device holds.
+                stream.rows_final(d, dev.record(Queue::compute), j, width, step);
+            }
 
-    // Gather the factors into the caller's array: the only write to it.
+            // A22 -= L21 U12. With look-ahead the next panel's block goes first and
+            // is factored (or sent to the CPU) while the rest of the update runs.
+            const bool has_next = k + 1 < plan.steps();
+            const int next_owner = has_next ? plan.owner(k + 1) : -1;
+            const int64_t next_begin = has_next ? plan.block_begin(k + 1) : 0;
+            const int64_t next_local = has_next ? plan.local_begin(next_owner, next_begin) : 0;
+            const int64_t next_cols = has_next ? plan.block_width(k + 1) : 0;
+            const bool look_ahead = has_next && settings_.lookahead > 0;
+            Event next_columns_ready = -1;
+            if (look_ahead) {
+                ctx.timed(next_owner, Queue::compute, "lookahead", step, [&](Device& x) {
+                    x.update_trailing(Queue::compute, j, width, rows_below, next_local, next_cols);
+                });
+                next_columns_ready = devices_[next_owner]->record(Queue::compute);
+            }
+            for (int d = 0; d < num_devices; ++d) {
+                int64_t first = plan.local_begin(d, j + width);
+                if (look_ahead && d == next_owner) first = next_local + next_cols;
+                const int64_t cols = std::max<int64_t>(plan.local_begin(d, live_end) - first, 0);
+                ctx.timed(d, Queue::compute, "update", step, [&](Device& x) {
+                    x.update_trailing(Queue::compute, j, width, rows_below, first, cols);
+                });
+                update_done[d] = devices_[d]->record(Queue::compute);
+            }
+            if (has_next) prepare_panel(k + 1, look_ahead ? next_columns_ready : update_done[next_owner]);
+
+            // While the next panel is being factored: copy out final rows, upload
+            // the next blocks. At least one piece of work per step when the device
+            // factors the panel (the host has nothing else to do then), so that the
+            // transfers progress even when panels are always ready.
+            if (has_next) {
+                bool first = plan.panel_on_device(k + 1);
+                while ((first || !devices_[next_owner]->query(panel_ready)) &&
+                       stream.advance(j + width, step))
+                    first = false;
+            }
+        }
+        stream.finish(kmax);
+    };
     try {
-        for (int64_t b = 0; b < plan.blocks(); ++b) {
-            const int d = plan.owner(b);
-            devices_[d]->download(Queue::transfer, a + plan.block_begin(b) * lda, lda, 0,
-                                  plan.local_begin(d, plan.block_begin(b)), m,
-                                  plan.block_width(b));
-        }
-        for (Device* dev : devices_) dev->synchronize();
+        run_steps();
     } catch (const Error& e) {
+        wrote_output_ = stream.wrote_output();
+        if (!wrote_output_) throw;
         throw Error(e.code(), std::string(e.what()) +
-                                  " (while copying the factors back: A is partially overwritten)");
+                                  " (the factors were being copied into A: A is partially overwritten)");
     }
+
     std::copy(ipiv_.begin(), ipiv_.end(), ipiv);
 
     // Timeline: device events on the host clock of t0.
     report.timeline = std::move(cpu_spans);
     for (const DeviceSpan& s : spans) {
         Device& dev = *devices_[s.device];
-        const std::string lane =
-            dev.name() + (s.queue == Queue::compute ? " compute" : " transfer");
+        const char* queue = s.queue == Queue::compute    ? " compute"
+                            : s.queue == Queue::transfer ? " transfer"
+                                                         : " copy";
+        const std::string lane = dev.name() + queue;
         report.timeline.push_back(
             {lane, s.phase, s.step, dev.seconds_at(s.begin), dev.seconds_at(s.end)});
     }

@@ -21,6 +21,7 @@ struct HybridSettings {
     int lookahead = 1;               // 0 or 1
     float inverse_threshold = 1000;  // see Options::inverse_threshold
     PanelMethod panel = PanelMethod::automatic;
+    bool stream_matrix = true;       // overlap the matrix's transfers with the steps (one device)
 };
 
 class HybridLU {
@@ -28,9 +29,10 @@ public:
     // The devices are borrowed; they must outlive this object.
     HybridLU(std::vector<Device*> devices, HybridSettings settings);
 
-    // P * A = L * U of the column-major m x n matrix `a` (lda). The factors and
-    // ipiv (1-based, global) are written to the caller's arrays only after every
-    // step has succeeded. Fills the report's step counts, panel times and
+    // P * A = L * U of the column-major m x n matrix `a` (lda). With one device
+    // the factors are copied into `a` while the steps run (see MatrixStream): if
+    // a step then fails, the Error says that A is partially overwritten. ipiv
+    // (1-based, global) is written only after every step has succeeded. Fills the report's step counts, panel times and
     // timeline. Returns LAPACK's info (>= 0). The factors stay on the devices
     // for solve().
     int factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Report& report);
@@ -39,11 +41,16 @@ public:
     // column-major n x nrhs and is overwritten with X.
     void solve(char trans, int64_t nrhs, float* b, int64_t ldb);
 
+    // Whether the last factor() wrote to the caller's array before it failed
+    // (the factors are copied out while the steps run).
+    bool wrote_output() const { return wrote_output_; }
+
 private:
     std::vector<Device*> devices_;
     HybridSettings settings_;
     int64_t n_factored_ = -1;  // n of the last factor() of a square matrix, else -1
     std::vector<int> ipiv_;
+    bool wrote_output_ = false;
 };
 
 // Share of the CPU's panel time that overlapped device compute, from a timeline.

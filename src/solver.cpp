@@ -22,8 +22,9 @@ int Solver::factor_on_cpu(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv
 }
 
 bool Solver::may_fall_back(const Error& e) const {
+    // Never once the hybrid run has written to A: the CPU would factor a mix.
     return e.code() == TANDEM_ERROR_OUT_OF_MEMORY && !choice_.explicit_request &&
-           options_.allow_cpu_fallback;
+           options_.allow_cpu_fallback && !(hybrid_ && hybrid_->wrote_output());
 }
 
 // Panel widths and sites. On a GPU they come from the machine's measured model
@@ -92,6 +93,7 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
     settings.lookahead = options_.lookahead;
     settings.inverse_threshold = options_.inverse_threshold;
     settings.panel = options_.panel;
+    settings.stream_matrix = options_.stream_matrix;
     try {
         try {
             if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);

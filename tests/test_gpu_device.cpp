@@ -350,6 +350,7 @@ TEST_F(GpuDevice, FactorPanelMatchesLapackAndBecomesTheWorkspace) {
         const int64_t r0 = 7, cols = c0 + width + 9;
         device_->allocate(r0 + rows, cols, width);
         const Vec a = fill_storage(r0 + rows, cols);
+        device_->synchronize();  // the upload ran on another queue
         float* pinned = device_->host_alloc(width + 1);
         int* pivots = reinterpret_cast<int*>(pinned);
         std::fill(pivots, pivots + width + 1, -5);
@@ -397,7 +398,7 @@ TEST_F(GpuDevice, FactorPanelMatchesLapackAndBecomesTheWorkspace) {
                 error = std::max(error, std::fabs(updated[(r0 + width + i) + j * ld] - want));
                 scale = std::max(scale, std::fabs(want) + 1.0);
             }
-        EXPECT_LT(error, 4.0 * width * kUnitRoundoff * scale * width);
+        EXPECT_LE(error, 4.0 * width * kUnitRoundoff * scale * width);
         device_->host_free(pinned);
     }
 }

@@ -13,10 +13,12 @@
 // Run-time failures (a GPU asked for but absent, a CUDA or LAPACK call failing,
 // memory exhausted) throw tandem::Error, whose code() is one of the
 // TANDEM_ERROR_* values of tandem.h and whose what() names the failing call.
-// The caller's arrays are then untouched: results are written back only once
-// the whole computation has succeeded. One exception, named in the error's
-// text: when sgesv's factorization succeeded and its solve then fails on a
-// device, A and ipiv hold the LU factors and B may be partially overwritten.
+// The caller's arrays are then untouched, with two exceptions named in the
+// error's text: on one GPU the factors are copied into A while the steps run
+// (Options::stream_matrix), so a failure during the factorization may leave A
+// partially overwritten; and when sgesv's factorization succeeded and its solve
+// then fails on a device, A and ipiv hold the LU factors and B may be
+// partially overwritten.
 #ifndef TANDEM_TANDEM_HPP
 #define TANDEM_TANDEM_HPP
 
@@ -81,6 +83,12 @@ struct Options {
     PanelMethod panel = PanelMethod::automatic;
     PanelPlacement placement = PanelPlacement::automatic;
     GemmKernel gemm = GemmKernel::automatic;
+    // With one device, move the matrix to it and the factors back while the
+    // steps run (columns are uploaded as they are needed, rows of the factors
+    // copied out as soon as they are final). false: the whole matrix up front
+    // and back at the end. A run-time failure may then leave A partially
+    // overwritten, which the error's text says.
+    bool stream_matrix = true;
     // Directory of the per-machine tuning cache; empty = $XDG_CACHE_HOME/tandem
     // or ~/.cache/tandem.
     std::string cache_dir;

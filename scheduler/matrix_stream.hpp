@@ -1,0 +1,89 @@
+// Moving the matrix between the caller's array and the devices, overlapped with
+// the factorization where the devices allow it.
+//
+// Eager (several devices): every block column is uploaded before the first step
+// and the factors are gathered after the last, as in the seed design.
+//
+// Streamed (one device): the matrix is a few GB at the sizes that matter, and
+// copying it each way takes as long as a large part of the factorization
+// (pageable host memory, about 25 GB/s on the H200 machine). So:
+//  * Upload: only the block columns the next steps need are uploaded up
+//    front; the rest follow while the device computes. A block arriving after j
+//    columns have been factored is brought up to date in one left-looking
+//    step (Device::catch_up: its row interchanges, a TRSM with L(0:j, 0:j) and
+//    one large product), which costs the flops the skipped right-looking updates
+//    would have, in larger and faster products. Until then the steps' swaps and
+//    updates leave it out.
+//  * Gather: rows [j_k, j_k + w) of every column on the device are final once
+//    step k has formed U12 (later steps touch only rows below), and so are rows
+//    [0, j) of a block once it has caught up with j columns. Each such piece is
+//    copied into the caller's array as soon as it is final and the host is
+//    otherwise idle, so the final gather is only the last step's rows.
+// Order: a block is always read from the caller's array before any piece is
+// written to its columns (pieces cover uploaded blocks only, on the same queue).
+#ifndef TANDEM_SCHEDULER_MATRIX_STREAM_HPP
+#define TANDEM_SCHEDULER_MATRIX_STREAM_HPP
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "scheduler/step_context.hpp"
+
+namespace tandem {
+
+class MatrixStream {
+public:
+    // ipiv: the factorization's global pivots, read by catch-ups (it must grow
+    // as the steps run, and not move). streamed: the one-device mode above.
+    MatrixStream(StepContext& ctx, float* a, int64_t lda, const std::vector<int>& ipiv,
+                 bool streamed);
+
+    bool streamed() const { return streamed_; }
+    // Uploads every block (eager) or the first two (streamed).
+    void start();
+    // Blocks [0, live_blocks()) are on their devices; columns from
+    // live_end_column() on are not (n when every block is).
+    int64_t live_blocks() const { return live_; }
+    int64_t live_end_column() const;
+    // Uploads blocks until `count` are live, each brought up to date with the
+    // first j factored columns (their row interchanges in ipiv[0 .. j)).
+    void ensure_live(int64_t count, int64_t j, int step);
+    // Rows [r0, r0 + rows) of device d's live columns are final once `ready`
+    // (an event of device d) has completed: gather them when the host is free.
+    void rows_final(int d, Event ready, int64_t r0, int64_t rows, int step);
+    // One unit of host work: a final piece whose event has completed is copied
+    // out, or else the next block is uploaded (caught up to j). Returns false
+    // when there was nothing to do.
+    bool advance(int64_t j, int step);
+    // After the last step (kmax columns factored): the remaining blocks, the
+    // rows below kmax and every pending piece; returns with the devices idle
+    // and the factors in the caller's array.
+    void finish(int64_t kmax);
+    // Whether any part of the caller's array has been written.
+    bool wrote_output() const { return wrote_; }
+
+private:
+    struct Piece {  // rows [r0, r0+rows) x local columns [c0, c0+cols) of device d
+        int device;
+        Event ready;
+        int64_t r0, rows, c0, cols;
+        int step;
+    };
+    void upload_block(int64_t b, int64_t j, int step);
+    void gather(const Piece& piece);
+    float* host_at(int d, int64_t r0, int64_t c0) const;  // one device: local = global
+
+    StepContext& ctx_;
+    float* a_;
+    int64_t lda_;
+    const std::vector<int>& ipiv_;
+    bool streamed_;
+    int64_t live_ = 0;
+    std::deque<Piece> pending_;
+    bool wrote_ = false;
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_SCHEDULER_MATRIX_STREAM_HPP
