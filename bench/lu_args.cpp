@@ -78,6 +78,8 @@ void print_lu_usage(std::ostream& os) {
           "  --gemm G             GPU update SGEMM: auto|tandem|cublas (default auto = tuning table)\n"
           "  --placement P        where panels are factored: auto|cpu|device (default auto = the\n"
           "                       measured model's choice per step)\n"
+          "  --stream S           1: move the matrix while the steps run (one GPU), 0: before\n"
+          "                       and after them (default 1)\n"
           "  --plan               print tandem's plan (panel widths and sites) for each size\n"
           "  --gpus G             GPUs (backend gpu) or emulated devices (backend host),\n"
           "                       0 = all GPUs / one host device (default 0)\n"
@@ -119,7 +121,8 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
         static const char* const valued[] = {"--sizes", "--backend", "--nb",   "--lookahead",
                                              "--gpus",  "--repeats", "--seed", "--cpu-max-n",
                                              "--csv",   "--plot",    "--trace",
-                                             "--panel", "--gemm",    "--placement"};
+                                             "--panel", "--gemm",    "--placement",
+                                             "--stream"};
         bool known = false;
         for (const char* option : valued) known = known || name == option;
         if (!known) {
@@ -168,6 +171,12 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
                 error = "--placement: '" + value + "' is not one of auto, cpu, device";
                 return false;
             }
+        } else if (name == "--stream") {
+            if (!parse_int(value, 0, 1, number)) {
+                error = "--stream: '" + value + "' is not 0 or 1";
+                return false;
+            }
+            out.options.stream_matrix = number == 1;
         } else if (name == "--nb") {
             if (!parse_int(value, 0, 65536, number)) {
                 error = "--nb: '" + value + "' is not a block size in 0..65536 (0 = automatic)";

@@ -125,6 +125,20 @@ PerformanceModel calibrate(Device& device, PanelMethod method, const Calibration
             device.synchronize();
         });
     model.transfer_bytes_per_second = 4.0 * double(max_rows) * max_width / (0.5 * (up + down));
+    // The caller's pageable memory: the host copies it through pinned buffers.
+    {
+        std::vector<float> pageable(static_cast<size_t>(max_rows * max_width), 0.5f);
+        const double in = time_median(grid.repeats, [] {}, [&] {
+            device.upload(Queue::copy, pageable.data(), max_rows, 0, 0, max_rows, max_width);
+            device.synchronize();
+        });
+        const double out = time_median(grid.repeats, [] {}, [&] {
+            device.download(Queue::copy, pageable.data(), max_rows, 0, 0, max_rows, max_width);
+            device.synchronize();
+        });
+        model.host_copy_bytes_per_second =
+            4.0 * double(max_rows) * max_width / (0.5 * (in + out));
+    }
     // A step issues some ten operations and waits for the host once or twice.
     model.step_overhead_seconds = 4.0 * time_median(grid.repeats, [] {}, [&] {
         device.synchronize(device.record(Queue::compute));

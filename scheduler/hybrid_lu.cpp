@@ -122,10 +122,10 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
     auto run_steps = [&] {
         stream.start();
         // The first panel: on the CPU it is still in the caller's array (no round
-        // trip); on a device it is factored once distributed (same queue).
+        // trip); on a device it is factored once uploaded.
         if (plan.steps() > 0) {
-            if (plan.panel_on_device(0))
-                prepare_panel(0, -1);
+            if (plan.panel_on_device(0))  // once its upload (on the copy queue) has landed
+                prepare_panel(0, devices_[plan.owner(0)]->record(Queue::compute));
             else
                 for (int j = 0; j < plan.panel_width(0); ++j)
                     std::memcpy(panel_buffers[0].data() + j * ldp, a + j * lda, sizeof(float) * m);

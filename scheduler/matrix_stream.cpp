@@ -53,13 +53,15 @@ void MatrixStream::gather(const Piece& p) {
 }
 
 bool MatrixStream::advance(int64_t j, int step) {
+    // Uploads first: every block the device holds early is work it can do
+    // right-looking instead of in a catch-up later; the pieces can wait.
+    if (streamed_ && live_ < ctx_.plan.blocks()) {
+        upload_block(live_++, j, step);
+        return true;
+    }
     if (!pending_.empty() && ctx_.devices[pending_.front().device]->query(pending_.front().ready)) {
         gather(pending_.front());
         pending_.pop_front();
-        return true;
-    }
-    if (streamed_ && live_ < ctx_.plan.blocks()) {
-        upload_block(live_++, j, step);
         return true;
     }
     return false;

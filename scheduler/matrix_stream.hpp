@@ -52,8 +52,8 @@ public:
     // Rows [r0, r0 + rows) of device d's live columns are final once `ready`
     // (an event of device d) has completed: gather them when the host is free.
     void rows_final(int d, Event ready, int64_t r0, int64_t rows, int step);
-    // One unit of host work: a final piece whose event has completed is copied
-    // out, or else the next block is uploaded (caught up to j). Returns false
+    // One unit of host work: the next block is uploaded (caught up to j), or
+    // else a final piece whose event has completed is copied out. Returns false
     // when there was nothing to do.
     bool advance(int64_t j, int step);
     // After the last step (kmax columns factored): the remaining blocks, the

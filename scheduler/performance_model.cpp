@@ -10,7 +10,7 @@
 namespace tandem {
 namespace {
 
-constexpr const char* kHeader = "tandem-performance-model 1";
+constexpr const char* kHeader = "tandem-performance-model 2";
 
 bool positive(double v) { return std::isfinite(v) && v > 0.0; }
 
@@ -116,7 +116,8 @@ bool PerformanceModel::complete() const {
             if (s.rows <= 0 || s.width <= 0 || !positive(s.seconds)) return false;
     for (const UpdateTiming& s : updates)
         if (s.size <= 0 || s.width <= 0 || !positive(s.seconds)) return false;
-    return positive(transfer_bytes_per_second) && std::isfinite(device_panel_interference) &&
+    return positive(transfer_bytes_per_second) && positive(host_copy_bytes_per_second) &&
+           std::isfinite(device_panel_interference) &&
            device_panel_interference >= 0.0 && std::isfinite(step_overhead_seconds) &&
            step_overhead_seconds >= 0.0;
 }
@@ -127,6 +128,7 @@ std::string PerformanceModel::serialize() const {
     out << kHeader << "\n";
     out << "fingerprint " << fingerprint << "\n";
     out << "transfer_bytes_per_second " << transfer_bytes_per_second << "\n";
+    out << "host_copy_bytes_per_second " << host_copy_bytes_per_second << "\n";
     out << "device_panel_interference " << device_panel_interference << "\n";
     out << "step_overhead_seconds " << step_overhead_seconds << "\n";
     for (const PanelTiming& s : cpu_panels)
@@ -153,6 +155,8 @@ std::optional<PerformanceModel> PerformanceModel::parse(const std::string& text)
             model.fingerprint = line.size() > 12 ? line.substr(12) : "";
         } else if (key == "transfer_bytes_per_second") {
             ok = bool(fields >> model.transfer_bytes_per_second);
+        } else if (key == "host_copy_bytes_per_second") {
+            ok = bool(fields >> model.host_copy_bytes_per_second);
         } else if (key == "device_panel_interference") {
             ok = bool(fields >> model.device_panel_interference);
         } else if (key == "step_overhead_seconds") {

@@ -37,6 +37,9 @@ struct PerformanceModel {
     std::vector<PanelTiming> device_panels;
     std::vector<UpdateTiming> updates;
     double transfer_bytes_per_second = 0.0;  // one direction, pinned host memory
+    // One direction between the caller's (pageable) memory and the device: the
+    // host itself copies through pinned buffers, so this is host time.
+    double host_copy_bytes_per_second = 0.0;
     // Extra time of an update and a device panel run side by side, as a share
     // of the shorter of the two (0: perfectly concurrent, 1: serialised).
     double device_panel_interference = 1.0;

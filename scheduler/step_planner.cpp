@@ -1,6 +1,7 @@
 #include "scheduler/step_planner.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -18,8 +19,10 @@ struct Choice {
 
 class Planner {
 public:
-    Planner(const PerformanceModel& model, const StepPlanRequest& r)
-        : model_(model), r_(r), kmax_(std::min(r.m, r.n)), devices_(std::max(r.num_devices, 1)) {
+    // CPU panels only for panels starting at column cpu_from or later.
+    Planner(const PerformanceModel& model, const StepPlanRequest& r, int64_t cpu_from)
+        : model_(model), r_(r), kmax_(std::min(r.m, r.n)), devices_(std::max(r.num_devices, 1)),
+          cpu_from_(cpu_from) {
         if (r.block_size > 0) {
             widths_ = {r.block_size};
         } else {
@@ -40,6 +43,7 @@ public:
         PanelSite site = sites_.front();
         for (int w : widths_)
             for (PanelSite s : sites_) {
+                if (!allowed(s, 0)) continue;
                 const double t = panel_seconds(0, w, s) + from(0, w).seconds;
                 if (t < best) best = t, width = w, site = s;
             }
@@ -61,6 +65,9 @@ public:
     }
 
 private:
+    bool allowed(PanelSite site, int64_t column) const {
+        return site == PanelSite::device || column >= cpu_from_;
+    }
     int cut(int64_t j, int w) const { return static_cast<int>(std::min<int64_t>(w, kmax_ - j)); }
     // Columns right of column `j` that one device holds (the largest share).
     int64_t per_device(int64_t cols) const { return (cols + devices_ - 1) / devices_; }
@@ -98,6 +105,7 @@ private:
                 const double update =
                     model_.update_seconds(below, per_device(std::max<int64_t>(right - next_w, 0)), w);
                 for (PanelSite site : sites_) {
+                    if (!allowed(site, j + w)) continue;
                     const double panel = panel_seconds(j + w, next_w, site);
                     double step = overhead + u12 + look_ahead;
                     if (site == PanelSite::cpu)
@@ -124,13 +132,30 @@ private:
     int devices_;
     std::vector<int> widths_;
     std::vector<PanelSite> sites_;
+    int64_t cpu_from_;
     std::map<std::pair<int64_t, int>, Choice> memo_;
 };
 
 }  // namespace
 
 StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& request) {
-    return Planner(model, request).plan();
+    const bool both = request.placement == PanelPlacement::automatic;
+    if (!request.streamed || !both) return Planner(model, request, 0).plan();
+    // Streamed, the host spends this long moving the matrix; a CPU panel in
+    // that time would take the host from the transfers the device waits for.
+    // So: plan with device panels only, and allow CPU panels from the step
+    // at which that plan's host transfers are done.
+    const double host_seconds =
+        2.0 * 4.0 * double(request.m) * double(request.n) / model.host_copy_bytes_per_second;
+    const StepPlan device_only = Planner(model, request, INT64_MAX).plan();
+    double elapsed = 0.0;
+    int64_t column = 0;
+    for (size_t k = 0; k < device_only.widths.size() && elapsed < host_seconds; ++k) {
+        elapsed += device_only.step_seconds[k];
+        column += device_only.widths[k];
+    }
+    if (elapsed < host_seconds) return device_only;
+    return Planner(model, request, column).plan();
 }
 
 std::string StepPlan::describe() const {

@@ -33,6 +33,7 @@ PerformanceModel synthetic_model(double cpu_cost, double device_latency) {
         for (int width : {128, 256, 512})
             m.updates.push_back({size, width, 2.0 * size * size * width / 4e13});
     m.transfer_bytes_per_second = 20e9;
+    m.host_copy_bytes_per_second = 10e9;
     m.device_panel_interference = 0.25;
     m.step_overhead_seconds = 20e-6;
     return m;
@@ -107,6 +108,26 @@ TEST(StepPlanner, TallPanelsOnTheDeviceShortOnesOnTheCpu) {
     EXPECT_FALSE(plan.describe().empty());
 }
 
+TEST(StepPlanner, StreamingKeepsTheHostForTransfersFirst) {
+    // CPU panels always hidden (cheap); streamed, the first steps must still
+    // go to the device while the host moves the matrix (2 * 4 * 16384^2 bytes
+    // at 10 GB/s: 0.21 s), and CPU panels come after.
+    StepPlanRequest r;
+    r.m = r.n = 16384;
+    r.block_size = 256;
+    const PerformanceModel model = synthetic_model(1e-14, 1e-2);
+    for (PanelSite s : plan_steps(model, r).sites) EXPECT_EQ(s, PanelSite::cpu);
+    r.streamed = true;
+    const StepPlan streamed = plan_steps(model, r);
+    EXPECT_EQ(streamed.sites.front(), PanelSite::device);
+    EXPECT_EQ(streamed.sites.back(), PanelSite::cpu);
+    double elapsed = 0.0;
+    for (size_t k = 0; k < streamed.sites.size(); ++k) {
+        if (streamed.sites[k] == PanelSite::cpu) EXPECT_GE(elapsed, 0.2) << "step " << k;
+        elapsed += streamed.step_seconds[k];
+    }
+}
+
 TEST(StepPlanner, IsDeterministicCoversTheColumnsAndHonoursForcedChoices) {
     const PerformanceModel model = synthetic_model(1e-12, 1.5e-3);
     for (auto [m, n] : {std::pair<int64_t, int64_t>{20000, 20000}, {5000, 9000}, {9000, 5000},
@@ -179,7 +200,7 @@ TEST(ModelCache, WritesReadsAndReplacesACorruptFile) {
     EXPECT_EQ(from_file.origin, "file " + path);
     EXPECT_EQ(from_file.model.serialize(), first.model.serialize());
 
-    std::ofstream(path, std::ios::trunc) << "tandem-performance-model 1\ncpu_panel garbage\n";
+    std::ofstream(path, std::ios::trunc) << "tandem-performance-model 2\ncpu_panel garbage\n";
     detail::forget_machine_models();
     const detail::ModelSource again =
         detail::machine_model(*device, PanelMethod::recursive, dir.string(), false, tiny_grid());
