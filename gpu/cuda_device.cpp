@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gpu/cuda_check.hpp"
+#include "gpu/permute_rows.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::gpu {
@@ -79,6 +80,8 @@ void CudaDevice::release_buffers() noexcept {
     storage_.reset();
     panel_.reset();
     inv_l11_.reset();
+    perm_.reset();
+    perm_folded_ = 0;
     for (int q = 0; q < kQueues; ++q) {
         staging_[q].reset();
         getrf_work_[q].reset();
@@ -153,6 +156,7 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width)
         panel_rows_ = panel_width_ = 0;
         has_inverse_ = false;
         ensure_getrf_workspace(Queue::transfer, rows, max_panel_width);
+        reset_permutation();
         return;
     }
     release_buffers();  // frees room for the new ones
@@ -189,6 +193,14 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width)
     staging_capacity_ = staging_capacity;
     // The panels are factored on the transfer queue: its workspace now, not mid-factorization.
     ensure_getrf_workspace(Queue::transfer, rows, max_panel_width);
+    reset_permutation();
+}
+
+void CudaDevice::reset_permutation() {
+    if (perm_.bytes() < sizeof(int) * size_t(std::max<int64_t>(rows_, 1)))
+        perm_ = DeviceBuffer(sizeof(int) * size_t(std::max<int64_t>(rows_, 1)), "row permutation");
+    iota_rows(perm_.ints(), rows_, stream(Queue::compute));
+    perm_folded_ = 0;
 }
 
 float* CudaDevice::host_alloc(int64_t count) {

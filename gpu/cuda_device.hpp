@@ -104,6 +104,8 @@ private:
 
     // cuSOLVER getrf workspace of queue q large enough for a rows x width panel.
     void ensure_getrf_workspace(Queue q, int64_t rows, int width);
+    // perm_ = identity on the compute queue, nothing folded in (allocate()).
+    void reset_permutation();
 
     void release_buffers() noexcept;
     void release() noexcept;
@@ -125,6 +127,8 @@ private:
     int panel_width_ = 0;
     bool has_inverse_ = false;
     DeviceBuffer staging_[kQueues];
+    DeviceBuffer perm_;             // rows ints: the interchanges catch_up has folded in
+    int64_t perm_folded_ = 0;       // ... namely ipiv[0 .. perm_folded_)
     DeviceBuffer getrf_work_[kQueues];    // per queue: cuSOLVER getrf workspace
     DeviceBuffer getrf_pivots_[kQueues];  // per queue: max_panel_width pivots + info
     int64_t staging_capacity_ = 0;  // floats, each

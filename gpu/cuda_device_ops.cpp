@@ -6,6 +6,7 @@
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_device.hpp"
+#include "gpu/permute_rows.hpp"
 #include "gpu/swap_rows.hpp"
 #include "tandem/tandem.hpp"
 
@@ -136,8 +137,34 @@ void CudaDevice::catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const in
                                        " columns must be held here, left of column " +
                                        std::to_string(c0));
     if (cols == 0 || j == 0) return;
-    swap_rows(q, c0, cols, 0, j, ipiv);
+    if (ipiv == nullptr) contract_error("catch_up", "ipiv is null");
+    // The j interchanges as one gather through the permutation perm_, which
+    // folds in the pivots as catch-ups ask for more of them (on this queue, in
+    // order). Applying them with the swap kernel would take j / 512 launches
+    // with 16 KB of parameters each: they fill the launch queue and block the
+    // host behind the device's backlog. A pageable copy of a permutation could
+    // synchronise with the stream, too.
+    if (j < perm_folded_)
+        contract_error("catch_up", "j = " + std::to_string(j) + " after a catch-up to " +
+                                       std::to_string(perm_folded_));
+    for (int64_t k = perm_folded_; k < j; ++k)
+        if (ipiv[k] < 1 || ipiv[k] > rows_)
+            contract_error("catch_up", "ipiv[" + std::to_string(k) + "] = " +
+                                           std::to_string(ipiv[k]) + " is outside 1 .. " +
+                                           std::to_string(rows_));
+    const cudaStream_t s = stream(q);
+    fold_swaps(perm_.ints(), perm_folded_, j - perm_folded_, ipiv, s);
+    perm_folded_ = j;
+    const Staging scratch = staging(q);
+    if (rows_ * cols > scratch.capacity)
+        contract_error("catch_up", "a block of " + std::to_string(cols) +
+                                       " columns exceeds the staging buffer");
+    const int64_t top = rows_;
     float* block = at(0, c0);
+    gather_rows_row_major(block, ld_, scratch.data, cols, top, cols, perm_.ints(), s);
+    TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(block, sizeof(float) * ld_, scratch.data,
+                                        sizeof(float) * cols, sizeof(float) * cols, top,
+                                        cudaMemcpyDeviceToDevice, s));
     trsm_unit_lower_left(blas(q), j, cols, storage_.floats(), ld_, block, ld_);
     if (rows_ > j)
         product(q, rows_ - j, cols, j, -1.0f, at(j, 0), ld_, block, ld_, 1.0f, at(j, c0), ld_);

@@ -1,4 +1,5 @@
-// The row permutation of a solve, applied to column-major right-hand sides.
+// Row permutations applied as one gather: the solve's on column-major
+// right-hand sides, and a block's catch-up on row-major storage.
 #ifndef TANDEM_GPU_PERMUTE_ROWS_HPP
 #define TANDEM_GPU_PERMUTE_ROWS_HPP
 
@@ -16,6 +17,21 @@ namespace tandem::gpu {
 // Issued on `stream`.
 void permute_rows(const float* in, int64_t ld_in, float* out, int64_t ld_out, int64_t rows,
                   int64_t cols, const int* perm, bool scatter, cudaStream_t stream);
+
+// Row-major storage: out row i (cols floats) = in row perm[i], for i < rows.
+// in and out must not overlap; perm is a device array of rows entries.
+// Issued on `stream`. (Rows are contiguous here, so a warp copies along a row.)
+void gather_rows_row_major(const float* in, int64_t ld_in, float* out, int64_t ld_out,
+                           int64_t rows, int64_t cols, const int* perm, cudaStream_t stream);
+
+// perm[i] = i for i < rows (device array). Issued on `stream`.
+void iota_rows(int* perm, int64_t rows, cudaStream_t stream);
+
+// Folds the interchanges k = first .. first+count-1 (swap entries k and
+// ipiv[k]-1; ipiv a HOST array of 1-based rows, copied into the launches'
+// parameters) into the device permutation perm, in order: perm then maps each
+// row of the interchanged matrix to its row before. Issued on `stream`.
+void fold_swaps(int* perm, int64_t first, int64_t count, const int* ipiv, cudaStream_t stream);
 
 }  // namespace tandem::gpu
 

@@ -114,7 +114,8 @@ public:
     // then U = inv(L(0:j, 0:j)) A(0:j, c) and A(j:rows, c) -= L(j:rows, 0:j) U,
     // with L the unit lower factor in the storage's first j columns. Requires
     // this device to hold global columns 0 .. j as its local columns 0 .. j
-    // (one device), and c0 >= j.
+    // (one device), and c0 >= j. Between two allocate()s, catch-ups come on one
+    // queue with non-decreasing j (a device may fold the interchanges in as j grows).
     virtual void catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const int* ipiv) = 0;
 
     // Solve op(A) X = B with the LU factors in storage (requires this device to
