@@ -78,7 +78,7 @@ void print_lu_usage(std::ostream& os) {
           "  --gemm G             GPU update SGEMM: auto|tandem|cublas (default auto = tuning table)\n"
           "  --placement P        where panels are factored: auto|cpu|device (default auto = the\n"
           "                       measured model's choice per step)\n"
-          "  --stream S           1: move the matrix while the steps run (one GPU), 0: before\n"
+          "  --stream S           1: move the matrix while the steps run, 0: before\n"
           "                       and after them (default 1)\n"
           "  --plan               print tandem's plan (panel widths and sites) for each size\n"
           "  --gpus G             GPUs (backend gpu) or emulated devices (backend host),\n"

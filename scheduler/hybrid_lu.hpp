@@ -21,7 +21,7 @@ struct HybridSettings {
     int lookahead = 1;               // 0 or 1
     float inverse_threshold = 1000;  // see Options::inverse_threshold
     PanelMethod panel = PanelMethod::automatic;
-    bool stream_matrix = true;       // overlap the matrix's transfers with the steps (one device)
+    bool stream_matrix = true;       // overlap the matrix's transfers with the steps (MatrixStream)
 };
 
 class HybridLU {
@@ -29,8 +29,8 @@ public:
     // The devices are borrowed; they must outlive this object.
     HybridLU(std::vector<Device*> devices, HybridSettings settings);
 
-    // P * A = L * U of the column-major m x n matrix `a` (lda). With one device
-    // the factors are copied into `a` while the steps run (see MatrixStream): if
+    // P * A = L * U of the column-major m x n matrix `a` (lda). Streamed, the
+    // factors are copied into `a` while the steps run (see MatrixStream): if
     // a step then fails, the Error says that A is partially overwritten. ipiv
     // (1-based, global) is written only after every step has succeeded. Fills the report's step counts, panel times and
     // timeline. Returns LAPACK's info (>= 0). The factors stay on the devices

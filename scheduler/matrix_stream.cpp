@@ -1,19 +1,52 @@
 #include "scheduler/matrix_stream.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <utility>
 
 namespace tandem {
 
 MatrixStream::MatrixStream(StepContext& ctx, float* a, int64_t lda, const std::vector<int>& ipiv,
                            bool streamed)
-    : ctx_(ctx), a_(a), lda_(lda), ipiv_(ipiv), streamed_(streamed && ctx.devices.size() == 1) {}
+    : ctx_(ctx),
+      a_(a),
+      lda_(lda),
+      ipiv_(ipiv),
+      defer_uploads_(streamed && ctx.devices.size() == 1),
+      stream_gathers_(streamed),
+      scratch_(ctx.devices.size(), nullptr),
+      scratch_floats_(ctx.devices.size(), 0) {}
+
+MatrixStream::~MatrixStream() {
+    for (size_t d = 0; d < scratch_.size(); ++d) {
+        try {
+            if (scratch_[d]) ctx_.devices[d]->host_free(scratch_[d]);
+        } catch (...) {  // a destructor must not throw; the block is lost at worst
+        }
+    }
+}
 
 int64_t MatrixStream::live_end_column() const { return ctx_.plan.block_begin(live_); }
 
-float* MatrixStream::host_at(int, int64_t r0, int64_t c0) const { return a_ + r0 + c0 * lda_; }
+void MatrixStream::scatter(int d, const float* from, int64_t r0, int64_t rows, int64_t c0,
+                           int64_t cols) {
+    const BlockingPlan& plan = ctx_.plan;
+    const int devices = plan.num_devices();
+    for (int64_t b = d; b < plan.blocks(); b += devices) {
+        const int64_t local = plan.local_begin(d, plan.block_begin(b));
+        const int64_t first = std::max(local, c0);
+        const int64_t last = std::min(local + plan.block_width(b), c0 + cols);
+        if (first >= last) continue;
+        const int64_t global = plan.block_begin(b) + (first - local);
+#pragma omp parallel for schedule(static)
+        for (int64_t c = 0; c < last - first; ++c)
+            std::memcpy(a_ + r0 + (global + c) * lda_, from + (first - c0 + c) * rows,
+                        sizeof(float) * rows);
+    }
+}
 
 void MatrixStream::start() {
-    ensure_live(streamed_ ? 2 : ctx_.plan.blocks(), 0, -1);
+    ensure_live(defer_uploads_ ? 2 : ctx_.plan.blocks(), 0, -1);
 }
 
 void MatrixStream::ensure_live(int64_t count, int64_t j, int step) {
@@ -38,7 +71,7 @@ void MatrixStream::upload_block(int64_t b, int64_t j, int step) {
 }
 
 void MatrixStream::rows_final(int d, Event ready, int64_t r0, int64_t rows, int step) {
-    if (!streamed_ || rows <= 0) return;
+    if (!stream_gathers_ || rows <= 0) return;
     const int64_t cols = ctx_.plan.local_begin(d, live_end_column());
     if (cols > 0) pending_.push_back({d, ready, r0, rows, 0, cols, step});
 }
@@ -47,15 +80,29 @@ void MatrixStream::gather(const Piece& p) {
     Device& dev = *ctx_.devices[p.device];
     dev.wait(Queue::copy, p.ready);
     wrote_ = true;
+    if (ctx_.devices.size() == 1) {  // local columns are global ones: straight into A
+        ctx_.timed(p.device, Queue::copy, "gather", p.step, [&](Device& x) {
+            x.download(Queue::copy, a_ + p.r0 + p.c0 * lda_, lda_, p.r0, p.c0, p.rows, p.cols);
+        });
+        return;
+    }
+    const int64_t floats = p.rows * p.cols;
+    if (scratch_floats_[p.device] < floats) {
+        if (scratch_[p.device]) dev.host_free(std::exchange(scratch_[p.device], nullptr));
+        scratch_[p.device] = dev.host_alloc(floats);
+        scratch_floats_[p.device] = floats;
+    }
     ctx_.timed(p.device, Queue::copy, "gather", p.step, [&](Device& x) {
-        x.download(Queue::copy, host_at(p.device, p.r0, p.c0), lda_, p.r0, p.c0, p.rows, p.cols);
+        x.download(Queue::copy, scratch_[p.device], p.rows, p.r0, p.c0, p.rows, p.cols);
     });
+    dev.synchronize(dev.record(Queue::copy));
+    scatter(p.device, scratch_[p.device], p.r0, p.rows, p.c0, p.cols);
 }
 
 bool MatrixStream::advance(int64_t j, int step) {
     // Uploads first: every block the device holds early is work it can do
     // right-looking instead of in a catch-up later; the pieces can wait.
-    if (streamed_ && live_ < ctx_.plan.blocks()) {
+    if (defer_uploads_ && live_ < ctx_.plan.blocks()) {
         upload_block(live_++, j, step);
         return true;
     }
@@ -69,10 +116,11 @@ bool MatrixStream::advance(int64_t j, int step) {
 
 void MatrixStream::finish(int64_t kmax) {
     const BlockingPlan& plan = ctx_.plan;
-    if (streamed_) {
+    if (stream_gathers_) {
         ensure_live(plan.blocks(), kmax, -1);  // blocks right of the last panel (m < n)
         if (plan.rows() > kmax)                // rows below the last panel (m > n)
-            rows_final(0, ctx_.devices[0]->record(Queue::compute), kmax, plan.rows() - kmax, -1);
+            for (int d = 0; d < plan.num_devices(); ++d)
+                rows_final(d, ctx_.devices[d]->record(Queue::compute), kmax, plan.rows() - kmax, -1);
         for (; !pending_.empty(); pending_.pop_front()) gather(pending_.front());
         for (Device* dev : ctx_.devices) dev->synchronize();
         return;

@@ -1,14 +1,14 @@
 // Moving the matrix between the caller's array and the devices, overlapped with
 // the factorization where the devices allow it.
 //
-// Eager (several devices): every block column is uploaded before the first step
-// and the factors are gathered after the last, as in the seed design.
+// Eager (Options::stream_matrix off): every block column is uploaded before the
+// first step and the factors are gathered after the last, as in the seed design.
 //
-// Streamed (one device): the matrix is a few GB at the sizes that matter, and
-// copying it each way takes as long as a large part of the factorization
-// (pageable host memory, about 25 GB/s on the H200 machine). So:
-//  * Upload: only the block columns the next steps need are uploaded up
-//    front; the rest follow while the device computes. A block arriving after j
+// Streamed: the matrix is a few GB at the sizes that matter, and copying it
+// each way takes as long as a large part of the factorization (pageable host
+// memory, about 25 GB/s on the H200 machine). So:
+//  * Upload (one device only: a catch-up needs all of L on the device): only
+//    the block columns the next steps need are uploaded up front; the rest follow while the device computes. A block arriving after j
 //    columns have been factored is brought up to date in one left-looking
 //    step (Device::catch_up: its row interchanges, a TRSM with L(0:j, 0:j) and
 //    one large product), which costs the flops the skipped right-looking updates
@@ -18,7 +18,9 @@
 //    step k has formed U12 (later steps touch only rows below), and so are rows
 //    [0, j) of a block once it has caught up with j columns. Each such piece is
 //    copied into the caller's array as soon as it is final and the host is
-//    otherwise idle, so the final gather is only the last step's rows.
+//    otherwise idle, so the final gather is only the last step's rows. With
+//    several devices a piece holds a device's own (block-cyclic) columns: it
+//    goes through pinned memory and the host puts each column in its place.
 // Order: a block is always read from the caller's array before any piece is
 // written to its columns (pieces cover uploaded blocks only, on the same queue).
 #ifndef TANDEM_SCHEDULER_MATRIX_STREAM_HPP
@@ -38,9 +40,11 @@ public:
     // as the steps run, and not move). streamed: the one-device mode above.
     MatrixStream(StepContext& ctx, float* a, int64_t lda, const std::vector<int>& ipiv,
                  bool streamed);
+    ~MatrixStream();
+    MatrixStream(const MatrixStream&) = delete;
+    MatrixStream& operator=(const MatrixStream&) = delete;
 
-    bool streamed() const { return streamed_; }
-    // Uploads every block (eager) or the first two (streamed).
+    // Uploads every block, or the first two when uploads are deferred.
     void start();
     // Blocks [0, live_blocks()) are on their devices; columns from
     // live_end_column() on are not (n when every block is).
@@ -72,14 +76,19 @@ private:
     };
     void upload_block(int64_t b, int64_t j, int step);
     void gather(const Piece& piece);
-    float* host_at(int d, int64_t r0, int64_t c0) const;  // one device: local = global
+    // Device d's local columns [c0, c0+cols), rows [r0, r0+rows), from
+    // column-major `from` (ld = rows) to their places in the caller's array.
+    void scatter(int d, const float* from, int64_t r0, int64_t rows, int64_t c0, int64_t cols);
 
     StepContext& ctx_;
     float* a_;
     int64_t lda_;
     const std::vector<int>& ipiv_;
-    bool streamed_;
+    bool defer_uploads_;  // streamed, one device
+    bool stream_gathers_;  // streamed
     int64_t live_ = 0;
+    std::vector<float*> scratch_;  // per device (several devices): pinned, for pieces
+    std::vector<int64_t> scratch_floats_;
     std::deque<Piece> pending_;
     bool wrote_ = false;
 };

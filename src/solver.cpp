@@ -45,7 +45,7 @@ void Solver::plan_steps_for(int64_t m, int64_t n, Device& device, int num_device
         request.num_devices = num_devices;
         request.block_size = options_.block_size;
         request.placement = options_.placement;
-        request.streamed = options_.stream_matrix && num_devices == 1;
+        request.streamed = options_.stream_matrix;
         const StepPlan plan = plan_steps(source.model, request);
         settings.widths = plan.widths;
         settings.sites = plan.sites;

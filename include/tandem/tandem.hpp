@@ -14,7 +14,7 @@
 // memory exhausted) throw tandem::Error, whose code() is one of the
 // TANDEM_ERROR_* values of tandem.h and whose what() names the failing call.
 // The caller's arrays are then untouched, with two exceptions named in the
-// error's text: on one GPU the factors are copied into A while the steps run
+// error's text: on GPUs the factors are copied into A while the steps run
 // (Options::stream_matrix), so a failure during the factorization may leave A
 // partially overwritten; and when sgesv's factorization succeeded and its solve
 // then fails on a device, A and ipiv hold the LU factors and B may be
@@ -83,11 +83,11 @@ struct Options {
     PanelMethod panel = PanelMethod::automatic;
     PanelPlacement placement = PanelPlacement::automatic;
     GemmKernel gemm = GemmKernel::automatic;
-    // With one device, move the matrix to it and the factors back while the
-    // steps run (columns are uploaded as they are needed, rows of the factors
-    // copied out as soon as they are final). false: the whole matrix up front
-    // and back at the end. A run-time failure may then leave A partially
-    // overwritten, which the error's text says.
+    // Move the matrix to the devices and the factors back while the steps run:
+    // rows of the factors are copied out as soon as they are final, and with
+    // one device columns are uploaded as they are needed. false: the whole
+    // matrix up front and back at the end. A run-time failure may then leave A
+    // partially overwritten, which the error's text says.
     bool stream_matrix = true;
     // Directory of the per-machine tuning cache; empty = $XDG_CACHE_HOME/tandem
     // or ~/.cache/tandem.
