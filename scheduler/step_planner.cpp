@@ -139,25 +139,15 @@ private:
 }  // namespace
 
 StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& request) {
-    const bool both = request.placement == PanelPlacement::automatic;
-    if (!request.streamed || !both) return Planner(model, request, 0).plan();
-    // Streamed, the host spends this long moving the matrix; a CPU panel in
-    // that time would take the host from the transfers the device waits for.
-    // So: plan with device panels only, and allow CPU panels from the step
-    // at which that plan's host transfers are done.
-    // Beside a busy device the host's copies reach about 60% of the quiet rate
-    // the calibration measures (H200 machine, n = 32768: 24 vs 40 GB/s).
-    const double host_seconds = 2.0 * 4.0 * double(request.m) * double(request.n) /
-                                (0.6 * model.host_copy_bytes_per_second);
-    const StepPlan device_only = Planner(model, request, INT64_MAX).plan();
-    double elapsed = 0.0;
-    int64_t column = 0;
-    for (size_t k = 0; k < device_only.widths.size() && elapsed < host_seconds; ++k) {
-        elapsed += device_only.step_seconds[k];
-        column += device_only.widths[k];
-    }
-    if (elapsed < host_seconds) return device_only;
-    return Planner(model, request, column).plan();
+    // Streamed, the host spends the whole factorization moving the matrix
+    // (uploads first, then every row of the factors as it becomes final): a CPU
+    // panel takes the host from transfers the devices wait for. Measured on the
+    // H200 machines (docs/PERFORMANCE.md): plans with CPU panels in the later
+    // steps, which the step model alone prefers, were 4% slower at n = 32768
+    // on one GPU and left a 0.45 s backlog of gathers at n = 65536 on two.
+    if (request.streamed && request.placement == PanelPlacement::automatic)
+        return Planner(model, request, INT64_MAX).plan();
+    return Planner(model, request, 0).plan();
 }
 
 std::string StepPlan::describe() const {

@@ -10,8 +10,8 @@
 // A dynamic programme over the panel's starting column and width minimises the
 // sum over steps. Widths are multiples of the smallest candidate, so the
 // programme has n / 128 positions at most a few widths each. When the matrix is
-// streamed, the host's time goes to the transfers first: no CPU panels until
-// the (predicted) time at which they are done.
+// streamed the host's time goes to the transfers: automatic placement then
+// puts every panel on its device (and the programme still picks the widths).
 #ifndef TANDEM_SCHEDULER_STEP_PLANNER_HPP
 #define TANDEM_SCHEDULER_STEP_PLANNER_HPP
 
@@ -31,8 +31,8 @@ struct StepPlanRequest {
     int block_size = 0;  // > 0: every panel this wide (only the sites are chosen)
     PanelPlacement placement = PanelPlacement::automatic;
     std::vector<int> candidate_widths = {128, 256, 384, 512};  // for block_size == 0
-    // The matrix is streamed (MatrixStream): the host is busy moving it for
-    // 2 m n 4 bytes / host_copy_bytes_per_second, and CPU panels wait until then.
+    // The matrix is streamed (MatrixStream): the host is busy moving it, and
+    // automatic placement keeps the panels off the CPU.
     bool streamed = false;
 };
 

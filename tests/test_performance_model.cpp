@@ -108,24 +108,19 @@ TEST(StepPlanner, TallPanelsOnTheDeviceShortOnesOnTheCpu) {
     EXPECT_FALSE(plan.describe().empty());
 }
 
-TEST(StepPlanner, StreamingKeepsTheHostForTransfersFirst) {
-    // CPU panels always hidden (cheap); streamed, the first steps must still
-    // go to the device while the host moves the matrix (2 * 4 * 16384^2 bytes
-    // at 10 GB/s: 0.21 s), and CPU panels come after.
+TEST(StepPlanner, StreamingKeepsTheHostForTheTransfers) {
+    // CPU panels cheap enough to win every step; streamed, automatic placement
+    // still puts every panel on the device (the host moves the matrix), while
+    // a forced CPU placement is honoured.
     StepPlanRequest r;
     r.m = r.n = 16384;
     r.block_size = 256;
     const PerformanceModel model = synthetic_model(1e-14, 1e-2);
     for (PanelSite s : plan_steps(model, r).sites) EXPECT_EQ(s, PanelSite::cpu);
     r.streamed = true;
-    const StepPlan streamed = plan_steps(model, r);
-    EXPECT_EQ(streamed.sites.front(), PanelSite::device);
-    EXPECT_EQ(streamed.sites.back(), PanelSite::cpu);
-    double elapsed = 0.0;
-    for (size_t k = 0; k < streamed.sites.size(); ++k) {
-        if (streamed.sites[k] == PanelSite::cpu) EXPECT_GE(elapsed, 0.2) << "step " << k;
-        elapsed += streamed.step_seconds[k];
-    }
+    for (PanelSite s : plan_steps(model, r).sites) EXPECT_EQ(s, PanelSite::device);
+    r.placement = PanelPlacement::cpu;
+    for (PanelSite s : plan_steps(model, r).sites) EXPECT_EQ(s, PanelSite::cpu);
 }
 
 TEST(StepPlanner, IsDeterministicCoversTheColumnsAndHonoursForcedChoices) {
