@@ -145,9 +145,12 @@ StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& reques
     // H200 machines (docs/PERFORMANCE.md): plans with CPU panels in the later
     // steps, which the step model alone prefers, were 4% slower at n = 32768
     // on one GPU and left a 0.45 s backlog of gathers at n = 65536 on two.
-    if (request.streamed && request.placement == PanelPlacement::automatic)
-        return Planner(model, request, INT64_MAX).plan();
-    return Planner(model, request, 0).plan();
+    const bool keep_host = request.streamed && request.placement == PanelPlacement::automatic;
+    StepPlan plan = Planner(model, request, keep_host ? INT64_MAX : 0).plan();
+    if (request.streamed)
+        plan.host_copy_seconds = 2.0 * 4.0 * double(request.m) * double(request.n) /
+                                 model.host_copy_bytes_per_second;
+    return plan;
 }
 
 std::string StepPlan::describe() const {
@@ -156,6 +159,13 @@ std::string StepPlan::describe() const {
     std::snprintf(line, sizeof line, "%zu steps, predicted %.2f ms (steps only)\n", widths.size(),
                   1e3 * predicted_seconds);
     out << line;
+    if (host_copy_seconds > 0.0) {
+        std::snprintf(line, sizeof line,
+                      "streamed: the host moves A both ways in %.2f ms (at the calibrated rate), "
+                      "beside the steps\n",
+                      1e3 * host_copy_seconds);
+        out << line;
+    }
     int64_t column = 0;
     for (size_t k = 0; k < widths.size();) {
         size_t e = k;  // a run of steps with the same width and site

@@ -41,6 +41,7 @@ struct StepPlan {
     std::vector<PanelSite> sites;  // one per step
     std::vector<double> step_seconds;  // the model's time of each step
     double predicted_seconds = 0.0;    // of the steps (not the initial and final transfers)
+    double host_copy_seconds = 0.0;    // streamed: the host's share of moving A both ways
     std::string describe() const;      // one line per run of equal steps
 };
 
