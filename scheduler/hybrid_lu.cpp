@@ -228,15 +228,16 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
             }
             if (has_next) prepare_panel(k + 1, look_ahead ? next_columns_ready : update_done[next_owner]);
 
-            // While the next panel is being factored: copy out final rows, upload
-            // the next blocks. At least one piece of work per step when the device
-            // factors the panel (the host has nothing else to do then), so that the
-            // transfers progress even when panels are always ready.
+            // While the next panel is being factored: upload the next blocks, copy
+            // out final rows. At least one upload per step when the device factors
+            // the panel (the host has nothing else to do then), so that uploads
+            // progress even when panels are always ready; copying out waits for
+            // idle time (the last steps are short, and the host must issue them).
             if (has_next) {
-                bool first = plan.panel_on_device(k + 1);
-                while ((first || !devices_[next_owner]->query(panel_ready)) &&
-                       stream.advance(j + width, step))
-                    first = false;
+                if (plan.panel_on_device(k + 1)) stream.upload_next(j + width, step);
+                while (!devices_[next_owner]->query(panel_ready) &&
+                       stream.advance(j + width, step)) {
+                }
             }
         }
         stream.finish(kmax);

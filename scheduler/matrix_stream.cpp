@@ -67,13 +67,26 @@ void MatrixStream::upload_block(int64_t b, int64_t j, int step) {
     if (j == 0) return;
     ctx_.timed(d, Queue::compute, "catch up", step,
                [&](Device& x) { x.catch_up(Queue::compute, c, w, j, ipiv_.data()); });
-    pending_.push_back({d, dev.record(Queue::compute), 0, j, c, w, step});  // rows above j: final
+    add_piece({d, dev.record(Queue::compute), 0, j, c, w, step});  // rows above j: final
+}
+
+void MatrixStream::add_piece(const Piece& piece) {
+    // In column chunks of at most kPieceFloats: a gather blocks the host (pageable
+    // memory goes through its bounce buffers), and the host must come back soon
+    // to issue the next step.
+    const int64_t chunk = std::max<int64_t>(1, kPieceFloats / std::max<int64_t>(piece.rows, 1));
+    for (int64_t c = 0; c < piece.cols; c += chunk) {
+        Piece part = piece;
+        part.c0 = piece.c0 + c;
+        part.cols = std::min(chunk, piece.cols - c);
+        pending_.push_back(part);
+    }
 }
 
 void MatrixStream::rows_final(int d, Event ready, int64_t r0, int64_t rows, int step) {
     if (!stream_gathers_ || rows <= 0) return;
     const int64_t cols = ctx_.plan.local_begin(d, live_end_column());
-    if (cols > 0) pending_.push_back({d, ready, r0, rows, 0, cols, step});
+    if (cols > 0) add_piece({d, ready, r0, rows, 0, cols, step});
 }
 
 void MatrixStream::gather(const Piece& p) {
@@ -99,13 +112,16 @@ void MatrixStream::gather(const Piece& p) {
     scatter(p.device, scratch_[p.device], p.r0, p.rows, p.c0, p.cols);
 }
 
+bool MatrixStream::upload_next(int64_t j, int step) {
+    if (!defer_uploads_ || live_ >= ctx_.plan.blocks()) return false;
+    upload_block(live_++, j, step);
+    return true;
+}
+
 bool MatrixStream::advance(int64_t j, int step) {
     // Uploads first: every block the device holds early is work it can do
     // right-looking instead of in a catch-up later; the pieces can wait.
-    if (defer_uploads_ && live_ < ctx_.plan.blocks()) {
-        upload_block(live_++, j, step);
-        return true;
-    }
+    if (upload_next(j, step)) return true;
     if (!pending_.empty() && ctx_.devices[pending_.front().device]->query(pending_.front().ready)) {
         gather(pending_.front());
         pending_.pop_front();

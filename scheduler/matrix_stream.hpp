@@ -57,9 +57,11 @@ public:
     // (an event of device d) has completed: gather them when the host is free.
     void rows_final(int d, Event ready, int64_t r0, int64_t rows, int step);
     // One unit of host work: the next block is uploaded (caught up to j), or
-    // else a final piece whose event has completed is copied out. Returns false
-    // when there was nothing to do.
+    // else a final piece (at most kPieceFloats) whose event has completed is
+    // copied out. Returns false when there was nothing to do.
     bool advance(int64_t j, int step);
+    // Only the upload part of advance().
+    bool upload_next(int64_t j, int step);
     // After the last step (kmax columns factored): the remaining blocks, the
     // rows below kmax and every pending piece; returns with the devices idle
     // and the factors in the caller's array.
@@ -74,7 +76,9 @@ private:
         int64_t r0, rows, c0, cols;
         int step;
     };
+    static constexpr int64_t kPieceFloats = int64_t(4) << 20;  // 16 MiB: under 1 ms of copying
     void upload_block(int64_t b, int64_t j, int step);
+    void add_piece(const Piece& piece);
     void gather(const Piece& piece);
     // Device d's local columns [c0, c0+cols), rows [r0, r0+rows), from
     // column-major `from` (ld = rows) to their places in the caller's array.
