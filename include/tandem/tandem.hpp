@@ -149,7 +149,7 @@ int sgesv(int n, int nrhs, float* a, int lda, int* ipiv, float* b, int ldb,
 // What sgetrf(m, n, ..., options) would do, as text: the backend and devices
 // and, for the hybrid backends, each step's panel width and where the panel is
 // factored (on a GPU from this machine's performance model, which is measured
-// now, in about a second, if none is cached yet). Throws tandem::Error like sgetrf.
+// now, within about 2 s, if none is cached yet). Throws tandem::Error like sgetrf.
 std::string describe_plan(int m, int n, const Options& options = {});
 
 // Whether the GPU backend was compiled in and at least one CUDA device is usable.
