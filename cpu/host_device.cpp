@@ -34,8 +34,6 @@ public:
             panel_.assign(static_cast<size_t>(rows * max_panel_width), 0.0f);
             inv_l11_.assign(static_cast<size_t>(max_panel_width) * max_panel_width, 0.0f);
             scratch_.clear();
-            mirror_.clear();
-            mirror_cols_ = 0;
         } catch (const std::bad_alloc&) {
             throw Error(TANDEM_ERROR_OUT_OF_MEMORY,
                         name() + ": cannot allocate " + std::to_string(rows) + " x " +
@@ -141,49 +139,19 @@ public:
                     &at(r0 + width, c0), ld_);
     }
 
-    void allocate_l_mirror(int64_t cols) override {
-        try {
-            mirror_.assign(static_cast<size_t>(rows_ * cols), 0.0f);
-        } catch (const std::bad_alloc&) {
-            throw Error(TANDEM_ERROR_OUT_OF_MEMORY, name() + ": cannot allocate an L mirror of " +
-                                                        std::to_string(rows_) + " x " +
-                                                        std::to_string(cols) + " floats");
-        }
-        mirror_cols_ = cols;
-    }
-
-    void mirror_panel(Queue, int64_t j, int64_t rows, int width) override {
-        for (int64_t i = 0; i < rows; ++i)
-            std::memcpy(&mirror_[(j + i) * mirror_cols_ + j], &panel_[i * width],
-                        sizeof(float) * width);
-    }
-
-    void mirror_swap_rows(Queue, int64_t cols, int64_t k1, int64_t k2, const int* ipiv) override {
-        if (cols <= 0) return;
-        for (int64_t k = k1; k < k2; ++k) {
-            const int64_t p = ipiv[k] - 1;
-            if (p != k)
-                std::swap_ranges(&mirror_[k * mirror_cols_], &mirror_[k * mirror_cols_] + cols,
-                                 &mirror_[p * mirror_cols_]);
-        }
-    }
-
     void catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const int* ipiv) override {
         if (cols <= 0 || j <= 0) return;
-        const bool mirrored = mirror_cols_ > 0;
-        if (mirrored ? j > mirror_cols_ : j > c0)
-            throw Error(TANDEM_ERROR_INTERNAL, name() + ": catch_up without the first j columns of L");
-        const float* l = mirrored ? mirror_.data() : storage_.data();
-        const int ldl = static_cast<int>(mirrored ? mirror_cols_ : ld_);
+        if (j > c0)
+            throw Error(TANDEM_ERROR_INTERNAL, name() + ": catch_up of columns left of j");
         swap_rows(q, c0, cols, 0, j, ipiv);
         cblas_strsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit,
-                    static_cast<int>(j), static_cast<int>(cols), 1.0f, l, ldl, &at(0, c0),
-                    static_cast<int>(ld_));
+                    static_cast<int>(j), static_cast<int>(cols), 1.0f, storage_.data(),
+                    static_cast<int>(ld_), &at(0, c0), static_cast<int>(ld_));
         if (rows_ > j)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows_ - j),
-                        static_cast<int>(cols), static_cast<int>(j), -1.0f, l + j * ldl, ldl,
-                        &at(0, c0), static_cast<int>(ld_), 1.0f, &at(j, c0),
-                        static_cast<int>(ld_));
+                        static_cast<int>(cols), static_cast<int>(j), -1.0f, &at(j, 0),
+                        static_cast<int>(ld_), &at(0, c0), static_cast<int>(ld_), 1.0f,
+                        &at(j, c0), static_cast<int>(ld_));
     }
 
     void solve(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
@@ -237,8 +205,6 @@ private:
     std::vector<float> panel_;    // rows x width, row-major
     std::vector<float> inv_l11_;  // width x width, row-major
     std::vector<float> scratch_;  // A12 copy for the out-of-place inverse product
-    std::vector<float> mirror_;   // rows x mirror_cols_, row-major: the L replica
-    int64_t mirror_cols_ = 0;
     int64_t panel_rows_ = 0;
     int panel_width_ = 0;
     bool has_inverse_ = false;

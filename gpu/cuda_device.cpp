@@ -82,8 +82,6 @@ void CudaDevice::release_buffers() noexcept {
     inv_l11_.reset();
     perm_.reset();
     perm_folded_ = 0;
-    mirror_.reset();
-    mirror_cols_ = 0;
     for (int q = 0; q < kQueues; ++q) {
         staging_[q].reset();
         getrf_work_[q].reset();
@@ -129,9 +127,6 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width)
                                        std::to_string(max_panel_width));
     events_used_ = 0;
     origin_ = -1;
-    for (cudaStream_t s : streams_) TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
-    mirror_.reset();  // its memory may be wanted for the storage
-    mirror_cols_ = 0;
 
     const int64_t ld = round_up(local_cols, kAlignFloats);
     const int64_t panel_ld = round_up(max_panel_width, kAlignFloats);

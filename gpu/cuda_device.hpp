@@ -10,8 +10,6 @@
 //               copy of a panel factored by cuSOLVER), so that the two queues
 //               never share one.
 //   getrf_work_[q], getrf_pivots_[q]  cuSOLVER getrf workspace, pivots and info.
-//   perm_       the row permutation catch-ups apply; mirror_ the L replica
-//               (allocate_l_mirror, several devices streamed).
 // And on the host, per queue, pinned bounce buffers for large copies from and to
 // pageable memory (allocated on first use, kept across allocate()).
 // Queues are three non-blocking CUDA streams (compute at low priority, transfer
@@ -72,10 +70,6 @@ public:
                   bool use_inverse) override;
     void update_trailing(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
                          int64_t cols) override;
-    void allocate_l_mirror(int64_t cols) override;
-    void mirror_panel(Queue q, int64_t j, int64_t rows, int width) override;
-    void mirror_swap_rows(Queue q, int64_t cols, int64_t k1, int64_t k2,
-                          const int* ipiv) override;
     void catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const int* ipiv) override;
     void solve(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
                int64_t ldb) override;
@@ -133,8 +127,6 @@ private:
     int panel_width_ = 0;
     bool has_inverse_ = false;
     DeviceBuffer staging_[kQueues];
-    DeviceBuffer mirror_;           // the L replica: rows x mirror_cols_, row-major (mirror_ld_)
-    int64_t mirror_cols_ = 0, mirror_ld_ = 1;
     DeviceBuffer perm_;             // rows ints: the interchanges catch_up has folded in
     int64_t perm_folded_ = 0;       // ... namely ipiv[0 .. perm_folded_)
     DeviceBuffer getrf_work_[kQueues];    // per queue: cuSOLVER getrf workspace

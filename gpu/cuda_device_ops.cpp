@@ -126,63 +126,16 @@ void CudaDevice::update_trailing(Queue q, int64_t r0, int width, int64_t rows, i
             at(r0 + width, c0), ld_);
 }
 
-void CudaDevice::allocate_l_mirror(int64_t cols) {
-    DeviceGuard guard(ordinal_);
-    if (cols < 0 || cols > rows_)
-        contract_error("allocate_l_mirror", "cols = " + std::to_string(cols));
-    mirror_.reset();
-    mirror_cols_ = 0;
-    if (cols == 0) return;
-    const int64_t ld = (cols + 31) / 32 * 32;
-    const size_t bytes = sizeof(float) * size_t(std::max<int64_t>(rows_, 1)) * size_t(ld);
-    if (int64_t(bytes) + (int64_t(256) << 20) > free_bytes())
-        throw Error(TANDEM_ERROR_OUT_OF_MEMORY,
-                    name_ + ": the L mirror for catch-ups (" + std::to_string(rows_) + " x " +
-                        std::to_string(cols) + " floats) does not fit");
-    mirror_ = DeviceBuffer(bytes, "L mirror");
-    mirror_cols_ = cols;
-    mirror_ld_ = ld;
-}
-
-void CudaDevice::mirror_panel(Queue q, int64_t j, int64_t rows, int width) {
-    DeviceGuard guard(ordinal_);
-    if (j < 0 || rows < 0 || j + rows > rows_ || j + width > mirror_cols_)
-        contract_error("mirror_panel", "panel at " + std::to_string(j) + " of " +
-                                           std::to_string(rows) + " x " + std::to_string(width) +
-                                           " outside the mirror");
-    check_panel("mirror_panel", width, rows);
-    if (rows == 0 || width == 0) return;
-    TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(mirror_.floats() + j * mirror_ld_ + j,
-                                        sizeof(float) * mirror_ld_, panel_.floats(),
-                                        sizeof(float) * panel_ld_, sizeof(float) * width, rows,
-                                        cudaMemcpyDeviceToDevice, stream(q)));
-}
-
-void CudaDevice::mirror_swap_rows(Queue q, int64_t cols, int64_t k1, int64_t k2,
-                                  const int* ipiv) {
-    DeviceGuard guard(ordinal_);
-    if (cols < 0 || cols > mirror_cols_ || k1 < 0 || k2 < k1 || k2 > rows_)
-        contract_error("mirror_swap_rows", "columns or rows outside the mirror");
-    if (cols == 0 || k1 == k2) return;
-    for (int64_t k = k1; k < k2; ++k)
-        if (ipiv[k] < 1 || ipiv[k] > rows_)
-            contract_error("mirror_swap_rows", "ipiv[" + std::to_string(k) + "] out of range");
-    gpu::swap_rows(mirror_.floats(), mirror_ld_, cols, k1, k2, ipiv, stream(q));
-}
-
 // The deferred block's catch-up: the row interchanges of the first j columns,
 // U = inv(L11) A(0:j, c) by TRSM with the whole leading j x j unit lower
 // triangle of the storage, then A(j:, c) -= L(j:, 0:j) U in one product.
 void CudaDevice::catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const int* ipiv) {
     DeviceGuard guard(ordinal_);
     check_block("catch_up", 0, c0, rows_, cols);
-    const bool mirrored = mirror_cols_ > 0;
-    if (j < 0 || j > rows_ || (mirrored ? j > mirror_cols_ : (j > local_cols_ || (j > c0 && cols > 0))))
+    if (j < 0 || j > std::min(rows_, local_cols_) || (j > c0 && cols > 0))
         contract_error("catch_up", "the first " + std::to_string(j) +
-                                       " columns of L must be held here (in the mirror, or "
-                                       "left of column " + std::to_string(c0) + ")");
-    const float* l = mirrored ? mirror_.floats() : storage_.floats();
-    const int64_t ldl = mirrored ? mirror_ld_ : ld_;
+                                       " columns must be held here, left of column " +
+                                       std::to_string(c0));
     if (cols == 0 || j == 0) return;
     if (ipiv == nullptr) contract_error("catch_up", "ipiv is null");
     // The j interchanges as one gather through the permutation perm_, which
@@ -212,9 +165,9 @@ void CudaDevice::catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const in
     TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(block, sizeof(float) * ld_, scratch.data,
                                         sizeof(float) * cols, sizeof(float) * cols, top,
                                         cudaMemcpyDeviceToDevice, s));
-    trsm_unit_lower_left(blas(q), j, cols, l, ldl, block, ld_);
+    trsm_unit_lower_left(blas(q), j, cols, storage_.floats(), ld_, block, ld_);
     if (rows_ > j)
-        product(q, rows_ - j, cols, j, -1.0f, l + j * ldl, ldl, block, ld_, 1.0f, at(j, c0), ld_);
+        product(q, rows_ - j, cols, j, -1.0f, at(j, 0), ld_, block, ld_, 1.0f, at(j, c0), ld_);
 }
 
 }  // namespace tandem::gpu

@@ -108,25 +108,14 @@ public:
     virtual void update_trailing(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
                                  int64_t cols) = 0;
 
-    // A replica of L for catch-ups on a device that does not hold every column
-    // (several devices): global columns 0 .. cols, all rows, kept current by
-    // mirror_panel() and mirror_swap_rows(). allocate() drops it; 0 = none.
-    virtual void allocate_l_mirror(int64_t cols) = 0;
-    // Mirror columns [j, j+width), rows [j, j+rows) = the panel workspace.
-    virtual void mirror_panel(Queue q, int64_t j, int64_t rows, int width) = 0;
-    // swap_rows on mirror columns [0, cols).
-    virtual void mirror_swap_rows(Queue q, int64_t cols, int64_t k1, int64_t k2,
-                                  const int* ipiv) = 0;
-
     // Deferred columns brought up to date with the factorization of the first
     // j columns (a left-looking step): for local columns [c0, c0+cols), apply
     // the interchanges ipiv[0 .. j) (global, 1-based; copied before returning),
     // then U = inv(L(0:j, 0:j)) A(0:j, c) and A(j:rows, c) -= L(j:rows, 0:j) U,
-    // with L the unit lower factor in the L mirror's first j columns if there is
-    // one, else in the storage's, which then must hold global columns 0 .. j
-    // as its local columns 0 .. j (one device) with c0 >= j. Between two
-    // allocate()s, catch-ups come on one queue with non-decreasing j (a device
-    // may fold the interchanges in as j grows).
+    // with L the unit lower factor in the storage's first j columns. Requires
+    // this device to hold global columns 0 .. j as its local columns 0 .. j
+    // (one device), and c0 >= j. Between two allocate()s, catch-ups come on one
+    // queue with non-decreasing j (a device may fold the interchanges in as j grows).
     virtual void catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const int* ipiv) = 0;
 
     // Solve op(A) X = B with the LU factors in storage (requires this device to

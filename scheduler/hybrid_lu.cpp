@@ -55,13 +55,8 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
     std::optional<SingleThreadedBlas> single_threaded_blas;
     if (settings_.panel != PanelMethod::lapack) single_threaded_blas.emplace();
 
-    // Several devices streaming the matrix keep a replica of L each, so that a
-    // block uploaded late can catch up on its own device (MatrixStream).
-    const bool mirror_l = settings_.stream_matrix && num_devices > 1;
-    for (int d = 0; d < num_devices; ++d) {
+    for (int d = 0; d < num_devices; ++d)
         devices_[d]->allocate(m, plan.local_cols(d), max_width);
-        if (mirror_l) devices_[d]->allocate_l_mirror(kmax);
-    }
     std::vector<DeviceSpan> spans;
     StepContext ctx{devices_, plan, spans};
     for (int d = 0; d < num_devices; ++d) devices_[d]->record(Queue::compute);  // time origin
@@ -85,7 +80,7 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
     std::vector<Event> received[2] = {std::vector<Event>(num_devices, -1),
                                       std::vector<Event>(num_devices, -1)};
     ipiv_.assign(static_cast<size_t>(kmax), 0);
-    MatrixStream stream(ctx, a, lda, ipiv_, settings_.stream_matrix, mirror_l);
+    MatrixStream stream(ctx, a, lda, ipiv_, settings_.stream_matrix);
     wrote_output_ = false;
     std::vector<Event> update_done(num_devices, -1);
     Event panel_ready = -1;  // on the owner of the next panel: it is factored, or in host memory
@@ -199,10 +194,6 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
                         x.store_panel(Queue::compute, j, c_panel, panel_rows, width);
                     x.swap_rows(Queue::compute, 0, c_panel, j, j + width, ipiv_.data());
                     x.swap_rows(Queue::compute, c_right, right_cols, j, j + width, ipiv_.data());
-                    if (mirror_l) {  // L as the columns left of the panel hold it now
-                        x.mirror_swap_rows(Queue::compute, j, j, j + width, ipiv_.data());
-                        x.mirror_panel(Queue::compute, j, panel_rows, width);
-                    }
                 });
                 ctx.timed(d, Queue::compute, "u12", step, [&](Device& x) {
                     x.form_u12(Queue::compute, j, width, c_right, right_cols, use_inverse);

@@ -7,12 +7,12 @@
 namespace tandem {
 
 MatrixStream::MatrixStream(StepContext& ctx, float* a, int64_t lda, const std::vector<int>& ipiv,
-                           bool streamed, bool l_mirrored)
+                           bool streamed)
     : ctx_(ctx),
       a_(a),
       lda_(lda),
       ipiv_(ipiv),
-      defer_uploads_(streamed && (ctx.devices.size() == 1 || l_mirrored)),
+      defer_uploads_(streamed && ctx.devices.size() == 1),
       stream_gathers_(streamed),
       scratch_(ctx.devices.size(), nullptr),
       scratch_floats_(ctx.devices.size(), 0) {}

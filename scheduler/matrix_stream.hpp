@@ -7,9 +7,8 @@
 // Streamed: the matrix is a few GB at the sizes that matter, and copying it
 // each way takes as long as a large part of the factorization (pageable host
 // memory, about 25 GB/s on the H200 machine). So:
-//  * Upload (a catch-up needs all of L on the device: one device, or several
-//    that keep a replica of L each): only the block columns the next steps
-//    need are uploaded up front; the rest follow while the device computes. A block arriving after j
+//  * Upload (one device only: a catch-up needs all of L on the device): only
+//    the block columns the next steps need are uploaded up front; the rest follow while the device computes. A block arriving after j
 //    columns have been factored is brought up to date in one left-looking
 //    step (Device::catch_up: its row interchanges, a TRSM with L(0:j, 0:j) and
 //    one large product), which costs the flops the skipped right-looking updates
@@ -38,11 +37,9 @@ namespace tandem {
 class MatrixStream {
 public:
     // ipiv: the factorization's global pivots, read by catch-ups (it must grow
-    // as the steps run, and not move). streamed: the mode above. l_mirrored:
-    // every device keeps a replica of L (Device::allocate_l_mirror), so that
-    // uploads can be deferred with several devices too.
+    // as the steps run, and not move). streamed: the one-device mode above.
     MatrixStream(StepContext& ctx, float* a, int64_t lda, const std::vector<int>& ipiv,
-                 bool streamed, bool l_mirrored);
+                 bool streamed);
     ~MatrixStream();
     MatrixStream(const MatrixStream&) = delete;
     MatrixStream& operator=(const MatrixStream&) = delete;
@@ -91,7 +88,7 @@ private:
     float* a_;
     int64_t lda_;
     const std::vector<int>& ipiv_;
-    bool defer_uploads_;  // streamed, with all of L on every device
+    bool defer_uploads_;  // streamed, one device
     bool stream_gathers_;  // streamed
     int64_t live_ = 0;
     std::vector<float*> scratch_;  // per device (several devices): pinned, for pieces
