@@ -1,0 +1,211 @@
+#include "scheduler/lu_steps.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "cpu/panel.hpp"
+
+namespace tandem {
+
+static_assert(sizeof(int) == sizeof(float), "the pivot buffer reuses a float block");
+
+LuSteps::LuSteps(StepContext& ctx, const HybridSettings& settings, float* a, int64_t lda,
+                 std::vector<int>& ipiv, Report& report)
+    : ctx_(ctx),
+      plan_(ctx.plan),
+      settings_(settings),
+      devices_(ctx.devices),
+      a_(a),
+      lda_(lda),
+      m_(ctx.plan.rows()),
+      ipiv_(ipiv),
+      report_(report),
+      stream_(ctx, a, lda, ipiv, settings.stream_matrix),
+      ldp_(std::max<int64_t>(ctx.plan.rows(), 1)),
+      panel_buffers_{{*ctx.devices[0], ldp_ * ctx.plan.max_width()},
+                     {*ctx.devices[0], ldp_ * ctx.plan.max_width()}},
+      inverse_buffers_{{*ctx.devices[0], int64_t(ctx.plan.max_width()) * ctx.plan.max_width()},
+                       {*ctx.devices[0], int64_t(ctx.plan.max_width()) * ctx.plan.max_width()}},
+      pivot_buffer_(*ctx.devices[0], int64_t(ctx.plan.max_width()) + 1),
+      device_pivots_(reinterpret_cast<int*>(pivot_buffer_.data())),
+      received_{std::vector<Event>(ctx.devices.size(), -1),
+                std::vector<Event>(ctx.devices.size(), -1)},
+      update_done_(ctx.devices.size(), -1) {
+    report_.inverse_steps = report_.trsm_steps = report_.device_panel_steps = 0;
+}
+
+double LuSteps::host_seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+}
+
+int LuSteps::run() {
+    stream_.start();
+    // The first panel: on the CPU it is still in the caller's array (no round
+    // trip); on a device it is factored once uploaded (on the copy queue, which
+    // the compute queue waits for).
+    if (plan_.steps() > 0) {
+        if (plan_.panel_on_device(0))
+            prepare_panel(0, devices_[plan_.owner(0)]->record(Queue::compute));
+        else
+            for (int j = 0; j < plan_.panel_width(0); ++j)
+                std::memcpy(panel_buffers_[0].data() + j * ldp_, a_ + j * lda_,
+                            sizeof(float) * m_);
+    }
+    for (int64_t k = 0; k < plan_.steps(); ++k) {
+        const bool use_inverse = finish_panel(k);
+        // The look-ahead and the next panel need block k+1 on its device.
+        stream_.ensure_live(k + 2, plan_.block_begin(k), static_cast<int>(k));
+        const int64_t live_end = stream_.live_end_column();
+        apply_panel(k, use_inverse, live_end);
+        update(k, live_end);
+        host_work(k);
+    }
+    stream_.finish(std::min(plan_.rows(), plan_.cols()));
+    return info_;
+}
+
+// Panel k: wait for its owner's factorization, or factor it on the CPU (with
+// inv(L11)) while the devices finish the trailing update of step k-1.
+bool LuSteps::finish_panel(int64_t k) {
+    const int64_t j = plan_.block_begin(k);
+    const int width = plan_.panel_width(k);
+    const int step = static_cast<int>(k);
+    if (panel_ready_ >= 0) devices_[plan_.owner(k)]->synchronize(panel_ready_);
+    bool use_inverse = false;
+    int panel_info = 0;
+    if (plan_.panel_on_device(k)) {
+        std::copy(device_pivots_, device_pivots_ + width, &ipiv_[j]);
+        panel_info = device_pivots_[width];
+        ++report_.device_panel_steps;
+    } else {
+        float* panel = panel_buffers_[k % 2].data();
+        const double start = host_seconds();
+        panel_info = factor_panel(m_ - j, width, panel, ldp_, &ipiv_[j], settings_.panel);
+        if (settings_.inverse_threshold > 0.0f && width > 0) {
+            const float norm =
+                invert_unit_lower(width, panel, ldp_, inverse_buffers_[k % 2].data(), width);
+            use_inverse = norm <= settings_.inverse_threshold;
+        }
+        cpu_spans_.push_back({"cpu", "panel", step, start, host_seconds()});
+    }
+    for (int i = 0; i < width; ++i) ipiv_[j + i] += static_cast<int>(j);
+    if (panel_info > 0 && info_ == 0) info_ = static_cast<int>(j) + panel_info;
+    (use_inverse ? report_.inverse_steps : report_.trsm_steps)++;
+    return use_inverse;
+}
+
+void LuSteps::apply_panel(int64_t k, bool use_inverse, int64_t live_end) {
+    const int64_t j = plan_.block_begin(k);
+    const int width = plan_.panel_width(k);
+    const int64_t panel_rows = m_ - j;
+    const int owner = plan_.owner(k);
+    const bool device_panel = plan_.panel_on_device(k);
+    const int step = static_cast<int>(k);
+    for (int d = 0; d < static_cast<int>(devices_.size()); ++d) {
+        Device& dev = *devices_[d];
+        const int64_t c_panel = plan_.local_begin(d, j);
+        const int64_t c_right = plan_.local_begin(d, j + width);
+        const int64_t right_cols = plan_.local_begin(d, live_end) - c_right;
+        if (device_panel && d == owner) {
+            // In order after step k-1's update, the last reader of the workspace.
+            ctx_.timed(d, Queue::compute, "take panel", step, [&](Device& x) {
+                x.take_panel(Queue::compute, j, c_panel, panel_rows, width);
+            });
+        } else {
+            // The workspace is about to be overwritten: step k-1 must be done reading it.
+            if (update_done_[d] >= 0) dev.wait(Queue::transfer, update_done_[d]);
+            ctx_.timed(d, Queue::transfer, "upload", step, [&](Device& x) {
+                x.receive_panel(Queue::transfer, panel_buffers_[k % 2].data(), ldp_, panel_rows,
+                                width, use_inverse ? inverse_buffers_[k % 2].data() : nullptr,
+                                width);
+            });
+            received_[k % 2][d] = dev.record(Queue::transfer);
+            dev.wait(Queue::compute, received_[k % 2][d]);
+        }
+        ctx_.timed(d, Queue::compute, "swap", step, [&](Device& x) {
+            if (d == owner && !device_panel)
+                x.store_panel(Queue::compute, j, c_panel, panel_rows, width);
+            x.swap_rows(Queue::compute, 0, c_panel, j, j + width, ipiv_.data());
+            x.swap_rows(Queue::compute, c_right, right_cols, j, j + width, ipiv_.data());
+        });
+        ctx_.timed(d, Queue::compute, "u12", step, [&](Device& x) {
+            x.form_u12(Queue::compute, j, width, c_right, right_cols, use_inverse);
+        });
+        // Rows j .. j+width are final now on every column the device holds.
+        stream_.rows_final(d, dev.record(Queue::compute), j, width, step);
+    }
+}
+
+// A22 -= L21 U12. With look-ahead the next panel's block goes first and is
+// factored (or sent to the CPU) while the rest of the update runs.
+void LuSteps::update(int64_t k, int64_t live_end) {
+    const int64_t j = plan_.block_begin(k);
+    const int width = plan_.panel_width(k);
+    const int64_t rows_below = m_ - j - width;
+    const int step = static_cast<int>(k);
+    const bool has_next = k + 1 < plan_.steps();
+    const int next_owner = has_next ? plan_.owner(k + 1) : -1;
+    const int64_t next_local = has_next ? plan_.local_begin(next_owner, plan_.block_begin(k + 1)) : 0;
+    const int64_t next_cols = has_next ? plan_.block_width(k + 1) : 0;
+    const bool look_ahead = has_next && settings_.lookahead > 0;
+    Event next_columns_ready = -1;
+    if (look_ahead) {
+        ctx_.timed(next_owner, Queue::compute, "lookahead", step, [&](Device& x) {
+            x.update_trailing(Queue::compute, j, width, rows_below, next_local, next_cols);
+        });
+        next_columns_ready = devices_[next_owner]->record(Queue::compute);
+    }
+    for (int d = 0; d < static_cast<int>(devices_.size()); ++d) {
+        int64_t first = plan_.local_begin(d, j + width);
+        if (look_ahead && d == next_owner) first = next_local + next_cols;
+        const int64_t cols = std::max<int64_t>(plan_.local_begin(d, live_end) - first, 0);
+        ctx_.timed(d, Queue::compute, "update", step, [&](Device& x) {
+            x.update_trailing(Queue::compute, j, width, rows_below, first, cols);
+        });
+        update_done_[d] = devices_[d]->record(Queue::compute);
+    }
+    if (has_next) prepare_panel(k + 1, look_ahead ? next_columns_ready : update_done_[next_owner]);
+}
+
+void LuSteps::prepare_panel(int64_t k, Event after) {
+    const int owner_index = plan_.owner(k);
+    Device& owner = *devices_[owner_index];
+    const int64_t begin = plan_.block_begin(k);
+    const int64_t local = plan_.local_begin(owner_index, begin);
+    const int width = plan_.panel_width(k);
+    const bool host_copy = !plan_.panel_on_device(k) || devices_.size() > 1;
+    // The host buffer of step k held panel k-2: every device must have read it
+    // before it is overwritten (the owner's own queue is in order).
+    if (host_copy)
+        for (int d = 0; d < static_cast<int>(devices_.size()); ++d)
+            if (d != owner_index && received_[k % 2][d] >= 0)
+                devices_[d]->synchronize(received_[k % 2][d]);
+    if (after >= 0) owner.wait(Queue::transfer, after);
+    if (plan_.panel_on_device(k))
+        ctx_.timed(owner_index, Queue::transfer, "panel", static_cast<int>(k), [&](Device& x) {
+            x.factor_panel(Queue::transfer, begin, local, m_ - begin, width, device_pivots_);
+        });
+    if (host_copy)
+        ctx_.timed(owner_index, Queue::transfer, "download", static_cast<int>(k), [&](Device& x) {
+            x.download(Queue::transfer, panel_buffers_[k % 2].data(), ldp_, begin, local,
+                       m_ - begin, width);
+        });
+    panel_ready_ = owner.record(Queue::transfer);
+}
+
+// While the next panel is being factored: upload the next blocks, copy out
+// final rows. At least one upload per step when the device factors the panel
+// (the host has nothing else to do then), so that uploads progress even when
+// panels are always ready; copying out waits for idle time (the last steps are
+// short, and the host must issue them).
+void LuSteps::host_work(int64_t k) {
+    if (k + 1 >= plan_.steps()) return;
+    const int64_t j_next = plan_.block_begin(k + 1);
+    const int step = static_cast<int>(k);
+    Device& next_owner = *devices_[plan_.owner(k + 1)];
+    if (plan_.panel_on_device(k + 1)) stream_.upload_next(j_next, step);
+    while (!next_owner.query(panel_ready_) && stream_.advance(j_next, step)) {
+    }
+}
+
+}  // namespace tandem

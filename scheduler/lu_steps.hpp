@@ -1,0 +1,99 @@
+// The steps of one hybrid factorization (scheduler/hybrid_lu.hpp sets them up
+// and reports on them): per step k, the panel (waited for, or factored on the
+// CPU), its distribution, swaps and U12 on every device, the look-ahead and
+// trailing updates, the next panel set going, and the host's transfer work
+// while it waits. docs/ALGORITHM.md has the step as a table.
+#ifndef TANDEM_SCHEDULER_LU_STEPS_HPP
+#define TANDEM_SCHEDULER_LU_STEPS_HPP
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "scheduler/hybrid_lu.hpp"
+#include "scheduler/matrix_stream.hpp"
+#include "scheduler/step_context.hpp"
+
+namespace tandem {
+
+// Host memory from a device (pinned on a GPU), freed on every exit path.
+class HostBuffer {
+public:
+    HostBuffer(Device& owner, int64_t count) : owner_(owner), data_(owner.host_alloc(count)) {}
+    ~HostBuffer() {
+        try {
+            owner_.host_free(data_);
+        } catch (...) {  // a destructor must not throw; the block is lost at worst
+        }
+    }
+    HostBuffer(const HostBuffer&) = delete;
+    HostBuffer& operator=(const HostBuffer&) = delete;
+    float* data() const { return data_; }
+
+private:
+    Device& owner_;
+    float* data_;
+};
+
+class LuSteps {
+public:
+    // The devices hold allocations for `ctx.plan`; ipiv (kmax entries) receives
+    // the global pivots; the report its step counts.
+    LuSteps(StepContext& ctx, const HybridSettings& settings, float* a, int64_t lda,
+            std::vector<int>& ipiv, Report& report);
+
+    // Every step and the matrix's transfers; returns LAPACK's info.
+    int run();
+    bool wrote_output() const { return stream_.wrote_output(); }
+    // The CPU's panel intervals, in seconds since construction.
+    std::vector<TimelineSpan>& cpu_spans() { return cpu_spans_; }
+
+private:
+    // Panel k available on the host side: its pivots (in ipiv_), info, and
+    // whether U12 uses inv(L11).
+    bool finish_panel(int64_t k);
+    // Every device: the panel into its workspace, the interchanges, U12.
+    void apply_panel(int64_t k, bool use_inverse, int64_t live_end);
+    // Look-ahead and trailing update of step k; then the next panel set going.
+    void update(int64_t k, int64_t live_end);
+    // Panel k on its way: factored by its owner (and copied to the host for
+    // the other devices), or copied to the host for the CPU, once `after` (an
+    // event of the owner's compute queue) has passed.
+    void prepare_panel(int64_t k, Event after);
+    // The host's transfers while it waits for panel k+1.
+    void host_work(int64_t k);
+
+    double host_seconds() const;
+
+    StepContext& ctx_;
+    const BlockingPlan& plan_;
+    const HybridSettings& settings_;
+    std::vector<Device*>& devices_;
+    float* a_;
+    int64_t lda_;
+    int64_t m_;
+    std::vector<int>& ipiv_;
+    Report& report_;
+    MatrixStream stream_;
+    std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+    std::vector<TimelineSpan> cpu_spans_;
+
+    // Two panel buffers (and inv(L11) buffers): panel k is factored in one
+    // while devices may still be receiving panel k-1 from the other.
+    // received_[b][d]: device d has read buffer b (the event after its receive_panel).
+    int64_t ldp_;
+    HostBuffer panel_buffers_[2];
+    HostBuffer inverse_buffers_[2];
+    // Pivots and info of a panel factored on its device (width + 1 ints; a
+    // float and an int have the same size, so host_alloc's block serves).
+    HostBuffer pivot_buffer_;
+    int* device_pivots_;
+    std::vector<Event> received_[2];
+    std::vector<Event> update_done_;
+    Event panel_ready_ = -1;  // on the owner of the next panel: it is factored, or in host memory
+    int info_ = 0;
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_SCHEDULER_LU_STEPS_HPP
