@@ -8,6 +8,7 @@
 
 #include "cpu/blas_threads.hpp"
 #include "cpu/panel.hpp"
+#include "scheduler/host_buffer.hpp"
 
 namespace tandem {
 namespace {
@@ -42,24 +43,6 @@ void fill_random(float* data, int64_t count) {
     }
 }
 
-class PinnedBlock {
-public:
-    PinnedBlock(Device& device, int64_t count) : device_(device), data_(device.host_alloc(count)) {}
-    ~PinnedBlock() {
-        try {
-            device_.host_free(data_);
-        } catch (...) {
-        }
-    }
-    PinnedBlock(const PinnedBlock&) = delete;
-    PinnedBlock& operator=(const PinnedBlock&) = delete;
-    float* data() const { return data_; }
-
-private:
-    Device& device_;
-    float* data_;
-};
-
 }  // namespace
 
 PerformanceModel calibrate(Device& device, PanelMethod method, const CalibrationGrid& grid,
@@ -71,7 +54,7 @@ PerformanceModel calibrate(Device& device, PanelMethod method, const Calibration
     const int64_t max_size =
         *std::max_element(grid.update_sizes.begin(), grid.update_sizes.end());
     const int64_t host_rows = std::max(max_rows, max_size + max_width);
-    PinnedBlock source(device, host_rows * max_width);
+    HostBuffer source(device, host_rows * max_width);
     fill_random(source.data(), host_rows * max_width);
 
     // The CPU panel, as the factorization runs it (OpenBLAS held single-threaded
@@ -97,7 +80,7 @@ PerformanceModel calibrate(Device& device, PanelMethod method, const Calibration
     }
 
     // The device's panel and the bandwidth of panel-sized transfers.
-    PinnedBlock pivots(device, max_width + 1);
+    HostBuffer pivots(device, max_width + 1);
     int* const pivot_ints = reinterpret_cast<int*>(pivots.data());
     device.allocate(max_rows, max_width, max_width);
     auto upload_panel = [&](int64_t rows, int width) {
@@ -117,7 +100,7 @@ PerformanceModel calibrate(Device& device, PanelMethod method, const Calibration
         }
     const double up = time_median(
         grid.repeats, [] {}, [&] { upload_panel(max_rows, max_width); });
-    PinnedBlock back(device, max_rows * max_width);
+    HostBuffer back(device, max_rows * max_width);
     const double down = time_median(
         grid.repeats, [] {},
         [&] {

@@ -10,30 +10,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "scheduler/host_buffer.hpp"
 #include "scheduler/hybrid_lu.hpp"
 #include "scheduler/matrix_stream.hpp"
 #include "scheduler/step_context.hpp"
 
 namespace tandem {
-
-// Host memory from a device (pinned on a GPU), freed on every exit path.
-class HostBuffer {
-public:
-    HostBuffer(Device& owner, int64_t count) : owner_(owner), data_(owner.host_alloc(count)) {}
-    ~HostBuffer() {
-        try {
-            owner_.host_free(data_);
-        } catch (...) {  // a destructor must not throw; the block is lost at worst
-        }
-    }
-    HostBuffer(const HostBuffer&) = delete;
-    HostBuffer& operator=(const HostBuffer&) = delete;
-    float* data() const { return data_; }
-
-private:
-    Device& owner_;
-    float* data_;
-};
 
 class LuSteps {
 public:
