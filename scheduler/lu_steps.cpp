@@ -34,6 +34,15 @@ LuSteps::LuSteps(StepContext& ctx, const HybridSettings& settings, float* a, int
     report_.inverse_steps = report_.trsm_steps = report_.device_panel_steps = 0;
 }
 
+LuSteps::~LuSteps() {
+    for (Device* dev : devices_) {
+        try {
+            dev->synchronize();
+        } catch (...) {  // the failure that brought us here has been reported already
+        }
+    }
+}
+
 double LuSteps::host_seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
 }

@@ -23,6 +23,11 @@ public:
     // the global pivots; the report its step counts.
     LuSteps(StepContext& ctx, const HybridSettings& settings, float* a, int64_t lda,
             std::vector<int>& ipiv, Report& report);
+    // Waits for the devices (errors ignored) before the host buffers go back:
+    // after a failure, copies into them may still be in flight.
+    ~LuSteps();
+    LuSteps(const LuSteps&) = delete;
+    LuSteps& operator=(const LuSteps&) = delete;
 
     // Every step and the matrix's transfers; returns LAPACK's info.
     int run();
