@@ -20,11 +20,6 @@ bool can_run_cublas(const SgemmArgs& args, const SgemmStream& where) {
 // transpose: C = A B (row-major) is C^T = B^T A^T (column-major), the same
 // memory with the operands swapped and no transposition flags.
 void run_cublas(const SgemmArgs& args, const SgemmStream& where) {
-    check_sgemm_args(args);
-    if (!can_run_cublas(args, where))
-        throw Error(TANDEM_ERROR_INTERNAL,
-                    "cublas variant: no cuBLAS handle, or a leading dimension beyond int");
-    if (args.m == 0 || args.n == 0) return;
     const auto handle = static_cast<cublasHandle_t>(where.cublas_handle);
     TANDEM_CUBLAS_CHECK(cublasSetStream(handle, static_cast<cudaStream_t>(where.stream)));
     TANDEM_CUBLAS_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, int(args.n), int(args.m),

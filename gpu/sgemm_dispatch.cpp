@@ -2,10 +2,26 @@
 
 #include <initializer_list>
 
+#include "gpu/scale_matrix.hpp"
 #include "gpu/sgemm_variants.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::gpu {
+namespace {
+
+// The one place a variant runs (arguments checked, can_run true): empty
+// products and those that only scale C never reach a kernel or cuBLAS.
+void run_variant(const SgemmVariant& variant, const SgemmArgs& args, const SgemmStream& where) {
+    if (args.m == 0 || args.n == 0) return;
+    if (args.k == 0 || args.alpha == 0.0f) {
+        scale_matrix_rm(args.m, args.n, args.beta, args.c, args.ldc,
+                        static_cast<cudaStream_t>(where.stream));
+        return;
+    }
+    variant.run(args, where);
+}
+
+}  // namespace
 
 const std::string& sgemm_rm(const SgemmTuningTable& table, const SgemmArgs& args,
                             const SgemmStream& where) {
@@ -15,7 +31,7 @@ const std::string& sgemm_rm(const SgemmTuningTable& table, const SgemmArgs& args
          {&table.variant_for(args.m, args.n, args.k), &default_name, &any_alignment_name}) {
         const SgemmVariant* variant = find_sgemm_variant(*name);
         if (variant && variant->can_run(args, where)) {
-            variant->run(args, where);
+            run_variant(*variant, args, where);
             return variant->name;
         }
     }
@@ -51,7 +67,7 @@ void run_sgemm_variant(const std::string& name, const SgemmArgs& args, const Sge
     if (!variant->can_run(args, where))
         throw Error(TANDEM_ERROR_INTERNAL, name + " cannot run this product (alignment, shape or "
                                                   "missing cuBLAS handle)");
-    variant->run(args, where);
+    run_variant(*variant, args, where);
 }
 
 }  // namespace tandem::gpu

@@ -35,7 +35,6 @@
 #include "gpu/async_copy.cuh"
 #include "gpu/cuda_check.hpp"
 #include "gpu/kernel_shared_memory.hpp"
-#include "gpu/scale_matrix.hpp"
 #include "gpu/sgemm_rm_fragments.cuh"
 #include "gpu/sgemm_variants.hpp"
 #include "tandem/tandem.hpp"
@@ -179,19 +178,12 @@ bool can_run_sgemm_rm(const SgemmArgs& args, const SgemmStream&) {
     return Cfg::vec == 1 || sgemm_vector_aligned(args);
 }
 
+// Called by the dispatcher only (see SgemmVariant::run): a real product that
+// this configuration can run.
 template <class Cfg>
 void run_sgemm_rm(const SgemmArgs& args, const SgemmStream& where) {
-    check_sgemm_args(args);
     static const std::string name = sgemm_rm_variant_name(sgemm_rm_tile_shape<Cfg>());
-    if (!can_run_sgemm_rm<Cfg>(args, where))
-        throw Error(TANDEM_ERROR_INTERNAL, name + ": B or C is not 16-byte aligned with ldb, ldc "
-                                                  "multiples of 4");
     const auto stream = static_cast<cudaStream_t>(where.stream);
-    if (args.m == 0 || args.n == 0) return;
-    if (args.k == 0 || args.alpha == 0.0f) {
-        scale_matrix_rm(args.m, args.n, args.beta, args.c, args.ldc, stream);
-        return;
-    }
     SgemmRmParams p;
     p.m = int(args.m), p.n = int(args.n), p.k = int(args.k);
     p.alpha = args.alpha, p.beta = args.beta;

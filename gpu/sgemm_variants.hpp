@@ -35,6 +35,9 @@ struct SgemmVariant {
     // handle); the arguments themselves are assumed valid (check_sgemm_args).
     bool (*can_run)(const SgemmArgs& args, const SgemmStream& where) = nullptr;
     // Issues the product on where.stream; throws tandem::Error on failure.
+    // Called by the dispatcher only (gpu/sgemm_dispatch.cpp), once the
+    // arguments are checked, can_run is true, and the product is not empty
+    // nor a mere scaling of C (m, n, k > 0, alpha != 0): the dispatcher does those.
     void (*run)(const SgemmArgs& args, const SgemmStream& where) = nullptr;
 };
 

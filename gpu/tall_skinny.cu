@@ -14,7 +14,6 @@
 #include "gpu/async_copy.cuh"
 #include "gpu/cuda_check.hpp"
 #include "gpu/kernel_shared_memory.hpp"
-#include "gpu/scale_matrix.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::gpu {
@@ -214,19 +213,9 @@ bool can_run_tall_skinny(const SgemmArgs& args, const SgemmStream&) {
     return args.n <= kTallSkinnyMaxN;
 }
 
-}  // namespace
-
+// Called by the dispatcher only (see SgemmVariant::run).
 void run_tall_skinny(const SgemmArgs& args, const SgemmStream& where) {
-    check_sgemm_args(args);
-    if (args.n > kTallSkinnyMaxN)
-        throw Error(TANDEM_ERROR_INTERNAL, "tall_skinny: n = " + std::to_string(args.n) +
-                                               " exceeds " + std::to_string(kTallSkinnyMaxN));
     const auto stream = static_cast<cudaStream_t>(where.stream);
-    if (args.m == 0 || args.n == 0) return;
-    if (args.k == 0 || args.alpha == 0.0f) {
-        scale_matrix_rm(args.m, args.n, args.beta, args.c, args.ldc, stream);
-        return;
-    }
     TallSkinnyParams p;
     p.m = int(args.m), p.n = int(args.n), p.k = int(args.k);
     p.alpha = args.alpha, p.beta = args.beta;
@@ -240,6 +229,8 @@ void run_tall_skinny(const SgemmArgs& args, const SgemmStream& where) {
     else
         launch_tall_skinny<TallSkinnyConfig<64, 4, 2>>(p, stream);
 }
+
+}  // namespace
 
 SgemmVariant make_tall_skinny_variant() {
     SgemmVariant variant;

@@ -13,11 +13,8 @@ namespace tandem::gpu {
 
 inline constexpr int kTallSkinnyMaxN = 64;
 
-// The product on where.stream; any k, any alignment, n <= kTallSkinnyMaxN
-// (else tandem::Error). See SgemmArgs for the layouts.
-void run_tall_skinny(const SgemmArgs& args, const SgemmStream& where);
-
-// The menu entry `tall_skinny` (runs when n <= kTallSkinnyMaxN).
+// The menu entry `tall_skinny`: any k, any alignment, n <= kTallSkinnyMaxN.
+// See SgemmArgs for the layouts.
 SgemmVariant make_tall_skinny_variant();
 
 }  // namespace tandem::gpu
