@@ -262,6 +262,14 @@ void CudaDevice::check_block(const char* op, int64_t r0, int64_t c0, int64_t row
                                std::to_string(local_cols_) + " storage");
 }
 
+void CudaDevice::check_pivots(const char* op, int64_t k1, int64_t k2, const int* ipiv) const {
+    if (k1 < k2 && ipiv == nullptr) contract_error(op, "ipiv is null");
+    for (int64_t k = k1; k < k2; ++k)  // a bad pivot would move memory outside the storage
+        if (ipiv[k] < 1 || ipiv[k] > rows_)
+            contract_error(op, "ipiv[" + std::to_string(k) + "] = " + std::to_string(ipiv[k]) +
+                                   " is outside 1 .. " + std::to_string(rows_));
+}
+
 void CudaDevice::check_panel(const char* op, int width, int64_t rows_used) const {
     if (width < 0 || width > panel_width_ || rows_used > panel_rows_)
         contract_error(op, "uses " + std::to_string(rows_used) + " x " + std::to_string(width) +

@@ -100,6 +100,8 @@ private:
     // Contract checks: a violation is a scheduler bug, reported as TANDEM_ERROR_INTERNAL.
     void check_block(const char* op, int64_t r0, int64_t c0, int64_t rows, int64_t cols) const;
     void check_panel(const char* op, int width, int64_t rows_used) const;
+    // ipiv[k1 .. k2) are rows of the storage (1-based).
+    void check_pivots(const char* op, int64_t k1, int64_t k2, const int* ipiv) const;
     [[noreturn]] void contract_error(const char* op, const std::string& what) const;
 
     // cuSOLVER getrf workspace of queue q large enough for a rows x width panel.

@@ -76,12 +76,7 @@ void CudaDevice::swap_rows(Queue q, int64_t c0, int64_t cols, int64_t k1, int64_
                                         std::to_string(k2) + " outside 0 .. " +
                                         std::to_string(rows_));
     if (cols == 0 || k1 == k2) return;
-    if (ipiv == nullptr) contract_error("swap_rows", "ipiv is null");
-    for (int64_t k = k1; k < k2; ++k)  // a bad pivot would swap with memory outside storage
-        if (ipiv[k] < 1 || ipiv[k] > rows_)
-            contract_error("swap_rows", "ipiv[" + std::to_string(k) + "] = " +
-                                            std::to_string(ipiv[k]) + " is outside 1 .. " +
-                                            std::to_string(rows_));
+    check_pivots("swap_rows", k1, k2, ipiv);
     gpu::swap_rows(at(0, c0), ld_, cols, k1, k2, ipiv, stream(q));
 }
 
@@ -137,7 +132,6 @@ void CudaDevice::catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const in
                                        " columns must be held here, left of column " +
                                        std::to_string(c0));
     if (cols == 0 || j == 0) return;
-    if (ipiv == nullptr) contract_error("catch_up", "ipiv is null");
     // The j interchanges as one gather through the permutation perm_, which
     // folds in the pivots as catch-ups ask for more of them (on this queue, in
     // order). Applying them with the swap kernel would take j / 512 launches
@@ -147,11 +141,7 @@ void CudaDevice::catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const in
     if (j < perm_folded_)
         contract_error("catch_up", "j = " + std::to_string(j) + " after a catch-up to " +
                                        std::to_string(perm_folded_));
-    for (int64_t k = perm_folded_; k < j; ++k)
-        if (ipiv[k] < 1 || ipiv[k] > rows_)
-            contract_error("catch_up", "ipiv[" + std::to_string(k) + "] = " +
-                                           std::to_string(ipiv[k]) + " is outside 1 .. " +
-                                           std::to_string(rows_));
+    check_pivots("catch_up", perm_folded_, j, ipiv);
     const cudaStream_t s = stream(q);
     fold_swaps(perm_.ints(), perm_folded_, j - perm_folded_, ipiv, s);
     perm_folded_ = j;
@@ -159,11 +149,10 @@ void CudaDevice::catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const in
     if (rows_ * cols > scratch.capacity)
         contract_error("catch_up", "a block of " + std::to_string(cols) +
                                        " columns exceeds the staging buffer");
-    const int64_t top = rows_;
     float* block = at(0, c0);
-    gather_rows_row_major(block, ld_, scratch.data, cols, top, cols, perm_.ints(), s);
+    gather_rows_row_major(block, ld_, scratch.data, cols, rows_, cols, perm_.ints(), s);
     TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(block, sizeof(float) * ld_, scratch.data,
-                                        sizeof(float) * cols, sizeof(float) * cols, top,
+                                        sizeof(float) * cols, sizeof(float) * cols, rows_,
                                         cudaMemcpyDeviceToDevice, s));
     trsm_unit_lower_left(blas(q), j, cols, storage_.floats(), ld_, block, ld_);
     if (rows_ > j)
