@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <new>
+#include <string>
 
 #include "cpu/lapack_path.hpp"
 #include "scheduler/blocking_plan.hpp"
@@ -27,18 +28,37 @@ bool Solver::may_fall_back(const Error& e) const {
            options_.allow_cpu_fallback && !(hybrid_ && hybrid_->wrote_output());
 }
 
-// Panel widths and sites. On a GPU they come from the machine's measured model
-// (calibrated at the first call) unless Options fix both; emulated host
-// devices have no speed worth modelling: their panels go where
-// Options::placement says (automatic = CPU), with one width.
-void Solver::plan_steps_for(int64_t m, int64_t n, Device& device, int num_devices,
-                            HybridSettings& settings, Report& report) {
-    report.plan.clear();
+namespace {
+
+// "NVIDIA H200 #0", or "NVIDIA H200 #0 (+1)" for two devices.
+std::string devices_name(const std::vector<Device*>& devices) {
+    return devices[0]->name() +
+           (devices.size() > 1 ? " (+" + std::to_string(devices.size() - 1) + ")" : "");
+}
+
+}  // namespace
+
+// The hybrid run's settings from Options, with the panel widths and sites. On
+// a GPU these come from the machine's measured model (calibrated at the first
+// call) unless Options fix both; emulated host devices have no speed worth
+// modelling: their panels go where Options::placement says (automatic = CPU),
+// with one width. `plan` receives the plan as text.
+HybridSettings Solver::hybrid_settings(int64_t m, int64_t n, const std::vector<Device*>& devices,
+                                       std::string& plan) {
+    HybridSettings settings;
+    settings.block_size = options_.block_size > 0
+                              ? options_.block_size
+                              : default_block_size(m, n, choice_.backend == Backend::gpu);
+    settings.lookahead = options_.lookahead;
+    settings.inverse_threshold = options_.inverse_threshold;
+    settings.panel = options_.panel;
+    settings.stream_matrix = options_.stream_matrix;
+    const int num_devices = static_cast<int>(devices.size());
     const bool forced = options_.placement != PanelPlacement::automatic && options_.block_size > 0;
     if (choice_.backend == Backend::gpu && !forced) {
         const PanelMethod method =
             options_.panel == PanelMethod::lapack ? PanelMethod::lapack : PanelMethod::recursive;
-        const ModelSource source = machine_model(device, method, choice_.cache_dir);
+        const ModelSource source = machine_model(*devices[0], method, choice_.cache_dir);
         StepPlanRequest request;
         request.m = m;
         request.n = n;
@@ -46,37 +66,30 @@ void Solver::plan_steps_for(int64_t m, int64_t n, Device& device, int num_device
         request.block_size = options_.block_size;
         request.placement = options_.placement;
         request.streamed = options_.stream_matrix;
-        const StepPlan plan = plan_steps(source.model, request);
-        settings.widths = plan.widths;
-        settings.sites = plan.sites;
-        report.plan = "model: " + source.origin + "\n" + plan.describe();
-        return;
+        const StepPlan steps = plan_steps(source.model, request);
+        settings.widths = steps.widths;
+        settings.sites = steps.sites;
+        plan = "model: " + source.origin + "\n" + steps.describe();
+        return settings;
     }
+    BlockingPlan blocking(m, n, settings.block_size, num_devices);
     if (options_.placement == PanelPlacement::device) {
-        const BlockingPlan plan(m, n, settings.block_size, num_devices);
-        settings.sites.assign(static_cast<size_t>(plan.steps()), PanelSite::device);
+        settings.sites.assign(static_cast<size_t>(blocking.steps()), PanelSite::device);
+        blocking.set_panel_sites(settings.sites);
     }
+    plan = blocking.describe();
+    return settings;
 }
 
 std::string Solver::describe_plan(int64_t m, int64_t n) {
     if (choice_.backend == Backend::cpu || m == 0 || n == 0)
         return std::string("backend cpu: ") + lapack_name() + " sgetrf\n";
-    HybridSettings settings;
-    settings.block_size = options_.block_size > 0
-                              ? options_.block_size
-                              : default_block_size(m, n, choice_.backend == Backend::gpu);
     if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
     const std::vector<Device*>& devices = lease_->devices();
-    Report report;
-    const int count = static_cast<int>(devices.size());
-    plan_steps_for(m, n, *devices[0], count, settings, report);
-    std::string text = std::string("backend ") + backend_name(choice_.backend) + " on " +
-                       devices[0]->name() +
-                       (count > 1 ? " (+" + std::to_string(count - 1) + ")" : "") + "\n";
-    if (!report.plan.empty()) return text + report.plan;
-    BlockingPlan plan(m, n, settings.block_size, count);
-    if (!settings.sites.empty()) plan.set_panel_sites(settings.sites);
-    return text + plan.describe();
+    std::string plan;
+    hybrid_settings(m, n, devices, plan);
+    return std::string("backend ") + backend_name(choice_.backend) + " on " +
+           devices_name(devices) + "\n" + plan;
 }
 
 int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Report& report) {
@@ -87,24 +100,14 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
     if (choice_.backend == Backend::cpu || m == 0 || n == 0)
         return factor_on_cpu(m, n, a, lda, ipiv, report);
 
-    HybridSettings settings;
-    settings.block_size = options_.block_size > 0
-                              ? options_.block_size
-                              : default_block_size(m, n, choice_.backend == Backend::gpu);
-    settings.lookahead = options_.lookahead;
-    settings.inverse_threshold = options_.inverse_threshold;
-    settings.panel = options_.panel;
-    settings.stream_matrix = options_.stream_matrix;
     try {
         try {
             if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
             const std::vector<Device*>& devices = lease_->devices();
-            plan_steps_for(m, n, *devices[0], static_cast<int>(devices.size()), settings, report);
-            hybrid_ = std::make_unique<HybridLU>(devices, settings);
+            hybrid_ = std::make_unique<HybridLU>(devices,
+                                                 hybrid_settings(m, n, devices, report.plan));
             report.backend = choice_.backend;
-            report.device = devices[0]->name();
-            if (devices.size() > 1)
-                report.device += " (+" + std::to_string(devices.size() - 1) + ")";
+            report.device = devices_name(devices);
             const int info = hybrid_->factor(m, n, a, lda, ipiv, report);
             factors_on_device_ = m == n && devices.size() == 1;
             return info;

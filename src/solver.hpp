@@ -35,8 +35,8 @@ public:
     std::string describe_plan(int64_t m, int64_t n);
 
 private:
-    void plan_steps_for(int64_t m, int64_t n, Device& device, int num_devices,
-                        HybridSettings& settings, Report& report);
+    HybridSettings hybrid_settings(int64_t m, int64_t n, const std::vector<Device*>& devices,
+                                   std::string& plan);
     int factor_on_cpu(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Report& report);
     void solve_on_cpu(char op, int64_t n, int64_t nrhs, const float* a, int64_t lda,
                       const int* ipiv, float* b, int64_t ldb, Report& report);

@@ -122,7 +122,7 @@ struct Report {
     double panel_seconds = 0.0;      // CPU time spent factoring panels
     double panel_hidden_seconds = 0.0;  // part of it overlapped by device work
     std::vector<TimelineSpan> timeline;  // per-step phases (hybrid backends)
-    std::string plan;                    // panel widths and sites, and the model's origin (gpu)
+    std::string plan;                    // panel widths and sites (hybrid), the model's origin (gpu)
 };
 
 class Error : public std::runtime_error {
