@@ -11,7 +11,8 @@ namespace tandem {
 
 class HostBuffer {
 public:
-    HostBuffer(Device& owner, int64_t count) : owner_(owner), data_(owner.host_alloc(count)) {}
+    HostBuffer(Device& owner, int64_t count)
+        : owner_(owner), data_(owner.host_alloc(count)), count_(count) {}
     ~HostBuffer() {
         try {
             owner_.host_free(data_);
@@ -21,10 +22,12 @@ public:
     HostBuffer(const HostBuffer&) = delete;
     HostBuffer& operator=(const HostBuffer&) = delete;
     float* data() const { return data_; }
+    int64_t count() const { return count_; }  // floats
 
 private:
     Device& owner_;
     float* data_;
+    int64_t count_;
 };
 
 }  // namespace tandem

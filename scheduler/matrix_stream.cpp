@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <utility>
 
 namespace tandem {
 
@@ -14,17 +13,7 @@ MatrixStream::MatrixStream(StepContext& ctx, float* a, int64_t lda, const std::v
       ipiv_(ipiv),
       defer_uploads_(streamed && ctx.devices.size() == 1),
       stream_gathers_(streamed),
-      scratch_(ctx.devices.size(), nullptr),
-      scratch_floats_(ctx.devices.size(), 0) {}
-
-MatrixStream::~MatrixStream() {
-    for (size_t d = 0; d < scratch_.size(); ++d) {
-        try {
-            if (scratch_[d]) ctx_.devices[d]->host_free(scratch_[d]);
-        } catch (...) {  // a destructor must not throw; the block is lost at worst
-        }
-    }
-}
+      scratch_(ctx.devices.size()) {}
 
 int64_t MatrixStream::live_end_column() const { return ctx_.plan.block_begin(live_); }
 
@@ -99,17 +88,16 @@ void MatrixStream::gather(const Piece& p) {
         });
         return;
     }
-    const int64_t floats = p.rows * p.cols;
-    if (scratch_floats_[p.device] < floats) {
-        if (scratch_[p.device]) dev.host_free(std::exchange(scratch_[p.device], nullptr));
-        scratch_[p.device] = dev.host_alloc(floats);
-        scratch_floats_[p.device] = floats;
+    std::unique_ptr<HostBuffer>& scratch = scratch_[p.device];
+    if (!scratch || scratch->count() < p.rows * p.cols) {
+        scratch.reset();  // back to the device's pinned cache before the larger block is taken
+        scratch = std::make_unique<HostBuffer>(dev, p.rows * p.cols);
     }
     ctx_.timed(p.device, Queue::copy, "gather", p.step, [&](Device& x) {
-        x.download(Queue::copy, scratch_[p.device], p.rows, p.r0, p.c0, p.rows, p.cols);
+        x.download(Queue::copy, scratch->data(), p.rows, p.r0, p.c0, p.rows, p.cols);
     });
     dev.synchronize(dev.record(Queue::copy));
-    scatter(p.device, scratch_[p.device], p.r0, p.rows, p.c0, p.cols);
+    scatter(p.device, scratch->data(), p.r0, p.rows, p.c0, p.cols);
 }
 
 bool MatrixStream::upload_next(int64_t j, int step) {

@@ -28,8 +28,10 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <vector>
 
+#include "scheduler/host_buffer.hpp"
 #include "scheduler/step_context.hpp"
 
 namespace tandem {
@@ -40,9 +42,6 @@ public:
     // as the steps run, and not move). streamed: the one-device mode above.
     MatrixStream(StepContext& ctx, float* a, int64_t lda, const std::vector<int>& ipiv,
                  bool streamed);
-    ~MatrixStream();
-    MatrixStream(const MatrixStream&) = delete;
-    MatrixStream& operator=(const MatrixStream&) = delete;
 
     // Uploads every block, or the first two when uploads are deferred.
     void start();
@@ -91,8 +90,8 @@ private:
     bool defer_uploads_;  // streamed, one device
     bool stream_gathers_;  // streamed
     int64_t live_ = 0;
-    std::vector<float*> scratch_;  // per device (several devices): pinned, for pieces
-    std::vector<int64_t> scratch_floats_;
+    // Per device (several devices): pinned memory that pieces go through.
+    std::vector<std::unique_ptr<HostBuffer>> scratch_;
     std::deque<Piece> pending_;
     bool wrote_ = false;
 };
