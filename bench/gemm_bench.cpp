@@ -37,6 +37,22 @@ struct GemmOptions {
     bool help = false;
 };
 
+// "MxNxK[,MxNxK...]": shapes named on the command line (e.g. one shape to profile).
+bool parse_custom_shapes(const std::string& text, std::vector<GemmShape>* shapes) {
+    std::stringstream list(text);
+    int count = 0;
+    for (std::string item; std::getline(list, item, ',');) {
+        long long m = -1, n = -1, k = -1;
+        char x1 = 0, x2 = 0, rest = 0;
+        if (std::sscanf(item.c_str(), "%lld%c%lld%c%lld%c", &m, &x1, &n, &x2, &k, &rest) != 5 ||
+            x1 != 'x' || x2 != 'x' || m <= 0 || n <= 0 || k <= 0)
+            return false;
+        if (shapes) shapes->push_back({"custom", m, n, k});
+        ++count;
+    }
+    return count > 0;
+}
+
 bool parse_gemm_options(const std::vector<std::string>& args, GemmOptions& o, std::string& error) {
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
@@ -51,8 +67,9 @@ bool parse_gemm_options(const std::vector<std::string>& args, GemmOptions& o, st
             o.tune = true;
         } else if (a == "--shapes") {
             if (!value(o.shapes)) return false;
-            if (o.shapes != "lu" && o.shapes != "square" && o.shapes != "skinny" && o.shapes != "all")
-                return error = "--shapes takes lu, square, skinny or all", false;
+            if (o.shapes != "lu" && o.shapes != "square" && o.shapes != "skinny" && o.shapes != "all" &&
+                !parse_custom_shapes(o.shapes, nullptr))
+                return error = "--shapes takes lu, square, skinny, all or a list MxNxK[,MxNxK...]", false;
         } else if (a == "--repeats" || a == "--tune-max-size") {
             if (!value(v)) return false;
             const long long n = std::atoll(v.c_str());
@@ -82,6 +99,7 @@ using namespace tandem::gpu;
 
 std::vector<GemmShape> bench_shapes(const std::string& which) {
     std::vector<GemmShape> shapes;
+    if (parse_custom_shapes(which, &shapes)) return shapes;
     const bool all = which == "all";
     if (all || which == "lu") {
         for (long long n : {16384LL, 32768LL})
@@ -94,7 +112,9 @@ std::vector<GemmShape> bench_shapes(const std::string& which) {
     if (all || which == "square")
         for (long long n : {4096LL, 8192LL, 16384LL}) shapes.push_back({"square", n, n, n});
     if (all || which == "skinny")
-        for (long long m : {32768LL, 65536LL})
+        // Small m is launch-bound (a few MB move in microseconds); the large ones
+        // show the bandwidth the kernel sustains.
+        for (long long m : {32768LL, 65536LL, 1048576LL, 4194304LL})
             for (long long kn : {16LL, 32LL, 64LL}) shapes.push_back({"skinny", m, kn, kn});
     return shapes;
 }
@@ -253,7 +273,7 @@ int run_bench(const GemmOptions& o) {
 }  // namespace
 
 void print_gemm_usage(std::ostream& os) {
-    os << "usage: tandem-bench gemm [--shapes lu|square|skinny|all] [--repeats N] [--variants A,B]\n"
+    os << "usage: tandem-bench gemm [--shapes lu|square|skinny|all|MxNxK,...] [--repeats N] [--variants A,B]\n"
           "                         [--csv FILE] [--cache-dir DIR] [--tune [--tune-max-size N]]\n"
           "  tandem's SGEMM variants and dispatcher vs cuBLAS (C -= A B, row-major), or with\n"
           "  --tune the SGEMM autotuner (table printed and stored in the cache directory,\n"

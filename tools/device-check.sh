@@ -11,7 +11,7 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 OUT="${OUT:-$TANDEM_ROOT/device-out}"
 mkdir -p "$OUT"
-STEPS="${DEVICE_CHECK_STEPS:-build tests sanitizer plan bench gemm panel}"
+STEPS="${DEVICE_CHECK_STEPS:-build tests sanitizer plan bench gemm panel}"  # also: tune ncu
 # The performance model is calibrated at the first GPU call and cached here, so
 # that it comes back with the logs.
 export XDG_CACHE_HOME="${XDG_CACHE_HOME:-$OUT/cache}"
@@ -69,10 +69,31 @@ if [[ " $STEPS " == *" bench "* ]]; then
 fi
 if [[ " $STEPS " == *" gemm "* ]]; then
   run_step gemm
+  # SM clock and power once a second beside the runs: at large k SGEMM is
+  # limited by the power cap, which shows as the clock dropping below its maximum.
+  nvidia-smi dmon -s pc -d 1 >"$OUT/gemm-clocks.log" 2>&1 &
+  dmon=$!
   # shellcheck disable=SC2086
   "$TANDEM_BUILD_DIR/bench/tandem-bench" gemm ${GEMM_ARGS:---repeats 5} --csv "$OUT/gemm.csv" \
     >"$OUT/gemm.log" 2>&1 || status=1
+  kill "$dmon" 2>/dev/null
   tail -40 "$OUT/gemm.log"
+fi
+
+if [[ " $STEPS " == *" ncu "* ]]; then
+  run_step ncu
+  # Hardware counters of our kernel and cuBLAS's on the shapes in NCU_SHAPES
+  # (clocks left as they are: METHOD.md).
+  NCU_SHAPES="${NCU_SHAPES:-32640x32640x128,32256x32256x512}"
+  NCU_VARIANTS="${NCU_VARIANTS:-cublas,sgemm_rm_128x128x16_8x8_s3}"
+  ncu --clock-control none -k regex:gemm --launch-count "${NCU_COUNT:-12}" \
+    --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+    --section Occupancy --section LaunchStats --section WarpStateStats --section InstructionStats \
+    --section SchedulerStats --print-details all \
+    "$TANDEM_BUILD_DIR/bench/tandem-bench" gemm --shapes "$NCU_SHAPES" --variants "$NCU_VARIANTS" \
+    --repeats 1 >"$OUT/ncu.log" 2>&1 || status=1
+  grep -E "sgemm|gemm_|Throughput|Duration|SM Frequency|Registers|Achieved Occupancy|Issue Slots|Executed Ipc" \
+    "$OUT/ncu.log" | head -80
 fi
 
 if [[ " $STEPS " == *" tune "* ]]; then
