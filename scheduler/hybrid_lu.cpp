@@ -48,7 +48,7 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
     std::copy(ipiv_.begin(), ipiv_.end(), ipiv);
 
     // Timeline: device events on the host clock of the steps' start.
-    report.timeline = std::move(steps.cpu_spans());
+    report.timeline = std::move(ctx.host_spans);
     for (const DeviceSpan& s : spans) {
         Device& dev = *devices_[s.device];
         const char* queue = s.queue == Queue::compute    ? " compute"

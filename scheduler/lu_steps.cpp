@@ -43,10 +43,6 @@ LuSteps::~LuSteps() {
     }
 }
 
-double LuSteps::host_seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-}
-
 int LuSteps::run() {
     stream_.start();
     // The first panel: on the CPU it is still in the caller's array (no round
@@ -79,7 +75,9 @@ bool LuSteps::finish_panel(int64_t k) {
     const int64_t j = plan_.block_begin(k);
     const int width = plan_.panel_width(k);
     const int step = static_cast<int>(k);
-    if (panel_ready_ >= 0) devices_[plan_.owner(k)]->synchronize(panel_ready_);
+    if (panel_ready_ >= 0)
+        ctx_.host_timed("host", "wait", step,
+                        [&] { devices_[plan_.owner(k)]->synchronize(panel_ready_); });
     bool use_inverse = false;
     int panel_info = 0;
     if (plan_.panel_on_device(k)) {
@@ -88,14 +86,14 @@ bool LuSteps::finish_panel(int64_t k) {
         ++report_.device_panel_steps;
     } else {
         float* panel = panel_buffers_[k % 2].data();
-        const double start = host_seconds();
-        panel_info = factor_panel(m_ - j, width, panel, ldp_, &ipiv_[j], settings_.panel);
-        if (settings_.inverse_threshold > 0.0f && width > 0) {
-            const float norm =
-                invert_unit_lower(width, panel, ldp_, inverse_buffers_[k % 2].data(), width);
-            use_inverse = norm <= settings_.inverse_threshold;
-        }
-        cpu_spans_.push_back({"cpu", "panel", step, start, host_seconds()});
+        ctx_.host_timed("cpu", "panel", step, [&] {
+            panel_info = factor_panel(m_ - j, width, panel, ldp_, &ipiv_[j], settings_.panel);
+            if (settings_.inverse_threshold > 0.0f && width > 0) {
+                const float norm =
+                    invert_unit_lower(width, panel, ldp_, inverse_buffers_[k % 2].data(), width);
+                use_inverse = norm <= settings_.inverse_threshold;
+            }
+        });
     }
     for (int i = 0; i < width; ++i) ipiv_[j + i] += static_cast<int>(j);
     if (panel_info > 0 && info_ == 0) info_ = static_cast<int>(j) + panel_info;
@@ -188,7 +186,9 @@ void LuSteps::prepare_panel(int64_t k, Event after) {
     if (host_copy)
         for (int d = 0; d < static_cast<int>(devices_.size()); ++d)
             if (d != owner_index && received_[k % 2][d] >= 0)
-                devices_[d]->synchronize(received_[k % 2][d]);
+                ctx_.host_timed("host", "wait", static_cast<int>(k), [&] {
+                    devices_[d]->synchronize(received_[k % 2][d]);
+                });
     if (after >= 0) owner.wait(Queue::transfer, after);
     if (plan_.panel_on_device(k))
         ctx_.timed(owner_index, Queue::transfer, "panel", static_cast<int>(k), [&](Device& x) {

@@ -32,8 +32,6 @@ public:
     // Every step and the matrix's transfers; returns LAPACK's info.
     int run();
     bool wrote_output() const { return stream_.wrote_output(); }
-    // The CPU's panel intervals, in seconds since construction.
-    std::vector<TimelineSpan>& cpu_spans() { return cpu_spans_; }
 
 private:
     // Panel k available on the host side: its pivots (in ipiv_), info, and
@@ -50,8 +48,6 @@ private:
     // The host's transfers while it waits for panel k+1.
     void host_work(int64_t k);
 
-    double host_seconds() const;
-
     StepContext& ctx_;
     const BlockingPlan& plan_;
     const HybridSettings& settings_;
@@ -62,8 +58,6 @@ private:
     std::vector<int>& ipiv_;
     Report& report_;
     MatrixStream stream_;
-    std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
-    std::vector<TimelineSpan> cpu_spans_;
 
     // Two panel buffers (and inv(L11) buffers): panel k is factored in one
     // while devices may still be receiving panel k-1 from the other.

@@ -44,6 +44,12 @@ void MatrixStream::ensure_live(int64_t count, int64_t j, int step) {
 }
 
 void MatrixStream::upload_block(int64_t b, int64_t j, int step) {
+    // The host's side (its copies through the bounce buffers, the issue of the
+    // catch-up) in the "host" lane of the timeline.
+    ctx_.host_timed("host", "distribute", step, [&] { issue_upload(b, j, step); });
+}
+
+void MatrixStream::issue_upload(int64_t b, int64_t j, int step) {
     const BlockingPlan& plan = ctx_.plan;
     const int d = plan.owner(b);
     Device& dev = *ctx_.devices[d];
@@ -79,6 +85,10 @@ void MatrixStream::rows_final(int d, Event ready, int64_t r0, int64_t rows, int 
 }
 
 void MatrixStream::gather(const Piece& p) {
+    ctx_.host_timed("host", "gather", p.step, [&] { copy_out(p); });
+}
+
+void MatrixStream::copy_out(const Piece& p) {
     Device& dev = *ctx_.devices[p.device];
     dev.wait(Queue::copy, p.ready);
     wrote_ = true;

@@ -76,9 +76,11 @@ private:
         int step;
     };
     static constexpr int64_t kPieceFloats = int64_t(4) << 20;  // 16 MiB: under 1 ms of copying
-    void upload_block(int64_t b, int64_t j, int step);
+    void upload_block(int64_t b, int64_t j, int step);  // issue_upload, timed on the host
+    void issue_upload(int64_t b, int64_t j, int step);
     void add_piece(const Piece& piece);
-    void gather(const Piece& piece);
+    void gather(const Piece& piece);  // copy_out, timed on the host
+    void copy_out(const Piece& piece);
     // Device d's local columns [c0, c0+cols), rows [r0, r0+rows), from
     // column-major `from` (ld = rows) to their places in the caller's array.
     void scatter(int d, const float* from, int64_t r0, int64_t rows, int64_t c0, int64_t cols);

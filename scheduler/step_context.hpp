@@ -3,10 +3,12 @@
 #ifndef TANDEM_SCHEDULER_STEP_CONTEXT_HPP
 #define TANDEM_SCHEDULER_STEP_CONTEXT_HPP
 
+#include <chrono>
 #include <vector>
 
 #include "scheduler/blocking_plan.hpp"
 #include "scheduler/device.hpp"
+#include "tandem/tandem.hpp"
 
 namespace tandem {
 
@@ -24,6 +26,22 @@ struct StepContext {
     std::vector<Device*>& devices;
     const BlockingPlan& plan;
     std::vector<DeviceSpan>& spans;
+    // What the host itself spends its time on, in seconds since t0 (about the
+    // devices' time origin): CPU panels (lane "cpu"), and its side of the
+    // transfers and its waits for the devices (lane "host").
+    std::vector<TimelineSpan> host_spans = {};
+    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+
+    double host_seconds() const {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    // Run `work` on the host, logged as `phase` of `step` in `lane`.
+    template <class Work>
+    void host_timed(const char* lane, const char* phase, int step, Work&& work) {
+        const double start = host_seconds();
+        work();
+        host_spans.push_back({lane, phase, step, start, host_seconds()});
+    }
 
     // Issue `work` on device d's queue q, bracketed by events for the timeline.
     template <class Work>

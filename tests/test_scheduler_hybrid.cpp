@@ -247,14 +247,19 @@ TEST_P(HybridScheduler, TimelineCoversEveryStep) {
     const int n = 128;
     const auto a = make_matrix(n, n, n, MatrixKind::random, seed);
     const Factored f = factor(n, n, a, host_options(32));
-    int panels = 0, updates = 0;
+    int panels = 0, updates = 0, host_uploads = 0, host_gathers = 0;
     for (const TimelineSpan& s : f.report.timeline) {
         EXPECT_LE(s.start, s.end);
         panels += s.phase == "panel";
         updates += s.phase == "update";
+        // The host's own side of the transfers has a lane of its own.
+        host_uploads += s.lane == "host" && s.phase == "distribute";
+        host_gathers += s.lane == "host" && s.phase == "gather";
     }
     EXPECT_EQ(panels, 4);
     EXPECT_EQ(updates, 4);
+    EXPECT_EQ(host_uploads, 4);  // one per block column
+    EXPECT_GT(host_gathers, 0);  // streamed: the factors go out in pieces
     EXPECT_GE(f.report.panel_seconds, f.report.panel_hidden_seconds);
     EXPECT_GE(f.report.panel_hidden_seconds, 0.0);
 }
