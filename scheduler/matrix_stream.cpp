@@ -19,19 +19,22 @@ int64_t MatrixStream::live_end_column() const { return ctx_.plan.block_begin(liv
 
 void MatrixStream::scatter(int d, const float* from, int64_t r0, int64_t rows, int64_t c0,
                            int64_t cols) {
+    // Where each of the piece's columns goes in A, then one parallel copy: a
+    // parallel region per block (a piece of a step's rows spans dozens of
+    // blocks) cost more than the copies themselves.
     const BlockingPlan& plan = ctx_.plan;
-    const int devices = plan.num_devices();
-    for (int64_t b = d; b < plan.blocks(); b += devices) {
+    scatter_targets_.resize(static_cast<size_t>(cols));
+    for (int64_t b = d; b < plan.blocks(); b += plan.num_devices()) {
         const int64_t local = plan.local_begin(d, plan.block_begin(b));
         const int64_t first = std::max(local, c0);
         const int64_t last = std::min(local + plan.block_width(b), c0 + cols);
-        if (first >= last) continue;
-        const int64_t global = plan.block_begin(b) + (first - local);
-#pragma omp parallel for schedule(static)
-        for (int64_t c = 0; c < last - first; ++c)
-            std::memcpy(a_ + r0 + (global + c) * lda_, from + (first - c0 + c) * rows,
-                        sizeof(float) * rows);
+        for (int64_t c = first; c < last; ++c)
+            scatter_targets_[static_cast<size_t>(c - c0)] = plan.block_begin(b) + (c - local);
     }
+    const int64_t* target = scatter_targets_.data();
+#pragma omp parallel for schedule(static)
+    for (int64_t c = 0; c < cols; ++c)
+        std::memcpy(a_ + r0 + target[c] * lda_, from + c * rows, sizeof(float) * rows);
 }
 
 void MatrixStream::start() {

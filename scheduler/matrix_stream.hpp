@@ -94,6 +94,7 @@ private:
     int64_t live_ = 0;
     // Per device (several devices): pinned memory that pieces go through.
     std::vector<std::unique_ptr<HostBuffer>> scratch_;
+    std::vector<int64_t> scatter_targets_;  // scatter(): the global column of each piece column
     std::deque<Piece> pending_;
     bool wrote_ = false;
 };
