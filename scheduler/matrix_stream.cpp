@@ -19,9 +19,9 @@ int64_t MatrixStream::live_end_column() const { return ctx_.plan.block_begin(liv
 
 void MatrixStream::scatter(int d, const float* from, int64_t r0, int64_t rows, int64_t c0,
                            int64_t cols) {
-    // Where each of the piece's columns goes in A, then one parallel copy: a
-    // parallel region per block (a piece of a step's rows spans dozens of
-    // blocks) cost more than the copies themselves.
+    // Where each of the piece's columns goes in A, then one parallel copy for
+    // the whole piece: a piece of a step's rows spans dozens of blocks, and a
+    // parallel region per block would fork and join the team for each.
     const BlockingPlan& plan = ctx_.plan;
     scatter_targets_.resize(static_cast<size_t>(cols));
     for (int64_t b = d; b < plan.blocks(); b += plan.num_devices()) {

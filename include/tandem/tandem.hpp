@@ -99,8 +99,11 @@ struct Options {
 
 // One interval of the factorization's timeline, in seconds from the call's start.
 struct TimelineSpan {
-    std::string lane;   // "cpu", "gpu0 compute", "gpu0 transfer", ...
-    std::string phase;  // "panel", "upload", "swap", "u12", "lookahead", "update", "download", ...
+    // "cpu" (CPU panels), "host" (the host's side of the matrix's copies and its
+    // waits for the devices), "<device> compute", "<device> transfer", "<device> copy"
+    std::string lane;
+    std::string phase;  // "panel", "upload", "swap", "u12", "lookahead", "update", "download",
+                        // "distribute", "gather", "catch up", "wait", ...
     int step = 0;       // panel index
     double start = 0.0;
     double end = 0.0;
