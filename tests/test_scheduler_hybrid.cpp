@@ -260,6 +260,13 @@ TEST_P(HybridScheduler, TimelineCoversEveryStep) {
     EXPECT_EQ(updates, 4);
     EXPECT_EQ(host_uploads, 4);  // one per block column
     EXPECT_GT(host_gathers, 0);  // streamed: the factors go out in pieces
+    // One host thread does all of it: its spans (CPU panels included) never overlap.
+    std::vector<std::pair<double, double>> host;
+    for (const TimelineSpan& s : f.report.timeline)
+        if (s.lane == "host" || s.lane == "cpu") host.emplace_back(s.start, s.end);
+    std::sort(host.begin(), host.end());
+    for (size_t i = 1; i < host.size(); ++i)
+        EXPECT_LE(host[i - 1].second, host[i].first) << "host spans " << i - 1 << " and " << i;
     EXPECT_GE(f.report.panel_seconds, f.report.panel_hidden_seconds);
     EXPECT_GE(f.report.panel_hidden_seconds, 0.0);
 }
