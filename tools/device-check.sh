@@ -107,5 +107,8 @@ if [[ " $STEPS " == *" panel "* ]]; then
   # shellcheck disable=SC2086
   "$TANDEM_BUILD_DIR/bench/tandem-bench" panel ${PANEL_ARGS:-} 2>&1 | tee "$OUT/panel.log" || status=1
 fi
+# The device tool brings back at most 8 files from $OUT: the machine and build
+# logs go once the build has succeeded (their gist is printed above).
+[ -x "$TANDEM_BUILD_DIR/bench/tandem-bench" ] && rm -f "$OUT/info.log" "$OUT/build.log"
 echo "=== done, status $status"
 exit $status
