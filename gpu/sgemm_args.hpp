@@ -27,6 +27,23 @@ struct SgemmArgs {
     int64_t ldc = 1;
 };
 
+// The product as our kernels take it, by value in their parameters (each
+// kernel's parameter struct adds its own fields): 32-bit sizes, which
+// check_sgemm_args has bounded.
+struct SgemmKernelProduct {
+    int m, n, k;
+    float alpha, beta;
+    const float* a;
+    const float* b;
+    float* c;
+    int64_t lda, ldb, ldc;
+};
+
+inline SgemmKernelProduct sgemm_kernel_product(const SgemmArgs& args) {
+    return {int(args.m), int(args.n), int(args.k), args.alpha, args.beta, args.a, args.b,
+            args.c,      args.lda,    args.ldb,    args.ldc};
+}
+
 // Where a product runs: a cudaStream_t, and for the `cublas` variant a
 // cublasHandle_t (pointer mode host) that the call binds to that stream.
 struct SgemmStream {

@@ -185,10 +185,7 @@ void run_sgemm_rm(const SgemmArgs& args, const SgemmStream& where) {
     static const std::string name = sgemm_rm_variant_name(sgemm_rm_tile_shape<Cfg>());
     const auto stream = static_cast<cudaStream_t>(where.stream);
     SgemmRmParams p;
-    p.m = int(args.m), p.n = int(args.n), p.k = int(args.k);
-    p.alpha = args.alpha, p.beta = args.beta;
-    p.a = args.a, p.b = args.b, p.c = args.c;
-    p.lda = args.lda, p.ldb = args.ldb, p.ldc = args.ldc;
+    static_cast<SgemmKernelProduct&>(p) = sgemm_kernel_product(args);
     p.tiles_m = int((args.m + Cfg::bm - 1) / Cfg::bm);
     p.tiles_n = int((args.n + Cfg::bn - 1) / Cfg::bn);
     const int k_tiles = int((args.k + Cfg::bk - 1) / Cfg::bk);

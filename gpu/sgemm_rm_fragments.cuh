@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "gpu/async_copy.cuh"
+#include "gpu/sgemm_args.hpp"
 
 namespace tandem::gpu {
 
@@ -62,13 +63,7 @@ constexpr int kGroupTileRows = 8;
 // enough that the lines are still in L2 when the epilogue reads them).
 constexpr int kPrefetchDistanceK = 64;
 
-struct SgemmRmParams {
-    int m, n, k;
-    float alpha, beta;
-    const float* a;
-    const float* b;
-    float* c;
-    int64_t lda, ldb, ldc;
+struct SgemmRmParams : SgemmKernelProduct {
     int tiles_m, tiles_n;
     int prefetch_k_tile;  // k step at which the C tile is prefetched (if beta != 0)
 };

@@ -40,13 +40,7 @@ struct TallSkinnyConfig {
     static_assert(NP == 16 || NP == 32 || NP == 64, "column groups of tn_vec must tile tn");
 };
 
-struct TallSkinnyParams {
-    int m, n, k;
-    float alpha, beta;
-    const float* a;
-    const float* b;
-    float* c;
-    int64_t lda, ldb, ldc;
+struct TallSkinnyParams : SgemmKernelProduct {
     bool c_vectors;  // C 16-byte aligned and ldc % 4 == 0
 };
 
@@ -217,10 +211,7 @@ bool can_run_tall_skinny(const SgemmArgs& args, const SgemmStream&) {
 void run_tall_skinny(const SgemmArgs& args, const SgemmStream& where) {
     const auto stream = static_cast<cudaStream_t>(where.stream);
     TallSkinnyParams p;
-    p.m = int(args.m), p.n = int(args.n), p.k = int(args.k);
-    p.alpha = args.alpha, p.beta = args.beta;
-    p.a = args.a, p.b = args.b, p.c = args.c;
-    p.lda = args.lda, p.ldb = args.ldb, p.ldc = args.ldc;
+    static_cast<SgemmKernelProduct&>(p) = sgemm_kernel_product(args);
     p.c_vectors = reinterpret_cast<uintptr_t>(args.c) % 16 == 0 && args.ldc % 4 == 0;
     if (args.n <= 16)
         launch_tall_skinny<TallSkinnyConfig<16, 2, 4>>(p, stream);
