@@ -8,4 +8,3 @@ for G in 1 2; do
   extra=""; [ $G = 2 ] && extra="--trace $OUT/trace-2gpu.json"
   build/bench/tandem-bench lu --sizes 32768,65536 --gpus $G --cpu-max-n 0 --repeats 1 $extra 2>&1 | grep -E "^n=|^ *[0-9]+ " 
 done
-rm -f $OUT/info.log $OUT/build.log
