@@ -80,6 +80,8 @@ void print_lu_usage(std::ostream& os) {
           "                       measured model's choice per step)\n"
           "  --stream S           1: move the matrix while the steps run, 0: before\n"
           "                       and after them (default 1)\n"
+          "  --peer P             several GPUs: 1: device-factored panels go GPU to GPU over\n"
+          "                       the peer link where possible, 0: through host memory (default 1)\n"
           "  --plan               print tandem's plan (panel widths and sites) for each size\n"
           "  --gpus G             GPUs (backend gpu) or emulated devices (backend host),\n"
           "                       0 = all GPUs / one host device (default 0)\n"
@@ -122,7 +124,7 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
                                              "--gpus",  "--repeats", "--seed", "--cpu-max-n",
                                              "--csv",   "--plot",    "--trace",
                                              "--panel", "--gemm",    "--placement",
-                                             "--stream"};
+                                             "--stream",  "--peer"};
         bool known = false;
         for (const char* option : valued) known = known || name == option;
         if (!known) {
@@ -177,6 +179,12 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
                 return false;
             }
             out.options.stream_matrix = number == 1;
+        } else if (name == "--peer") {
+            if (!parse_int(value, 0, 1, number)) {
+                error = "--peer: '" + value + "' is not 0 or 1";
+                return false;
+            }
+            out.options.peer_copies = number == 1;
         } else if (name == "--nb") {
             if (!parse_int(value, 0, 65536, number)) {
                 error = "--nb: '" + value + "' is not a block size in 0..65536 (0 = automatic)";

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <string>
 #include <vector>
@@ -104,6 +105,31 @@ public:
             std::memcpy(&panel_[i * width], &at(r0 + i, c0), sizeof(float) * width);
     }
 
+    // Host devices share one address space: any other one can be read directly
+    // (this stands in for a GPU's peer link in the tests).
+    bool can_read(Device& source) override {
+        return &source != this && dynamic_cast<HostDevice*>(&source) != nullptr;
+    }
+
+    void take_panel_from(Queue, Device& source, Event, int64_t r0, int64_t c0, int64_t rows,
+                         int width) override {
+        auto* from = dynamic_cast<HostDevice*>(&source);
+        if (from == nullptr || from == this)
+            throw Error(TANDEM_ERROR_INTERNAL,
+                        name() + ": take_panel_from " + source.name() + ": not another host device");
+        if (r0 < 0 || rows < 0 || r0 + rows > from->rows_ || c0 < 0 || width < 0 ||
+            c0 + width > from->ld_ || static_cast<size_t>(rows * width) > panel_.size())
+            throw Error(TANDEM_ERROR_INTERNAL, name() + ": take_panel_from: block outside " +
+                                                   source.name() + "'s storage or the workspace");
+        panel_rows_ = rows;
+        panel_width_ = width;
+        has_inverse_ = false;
+        for (int64_t i = 0; i < rows; ++i)
+            std::memcpy(&panel_[i * width], &from->at(r0 + i, c0), sizeof(float) * width);
+    }
+
+    void wait_for(Queue, Device&, Event) override {}  // every call has completed already
+
     void swap_rows(Queue, int64_t c0, int64_t cols, int64_t k1, int64_t k2,
                    const int* ipiv) override {
         if (cols <= 0) return;
@@ -185,6 +211,8 @@ public:
     }
 
     Event record(Queue) override {
+        // A second host thread (the scheduler's FactorCollector) records too.
+        std::lock_guard<std::mutex> lock(events_mutex_);
         events_.push_back(Clock::now());
         return static_cast<Event>(events_.size() - 1);
     }
@@ -193,6 +221,7 @@ public:
     bool query(Event) override { return true; }
     void synchronize() override {}
     double seconds_at(Event e) override {
+        std::lock_guard<std::mutex> lock(events_mutex_);
         return std::chrono::duration<double>(events_.at(e) - events_.front()).count();
     }
 
@@ -208,6 +237,7 @@ private:
     int64_t panel_rows_ = 0;
     int panel_width_ = 0;
     bool has_inverse_ = false;
+    std::mutex events_mutex_;
     std::vector<Clock::time_point> events_;
 };
 

@@ -280,6 +280,7 @@ void CudaDevice::check_panel(const char* op, int width, int64_t rows_used) const
 // --- events -------------------------------------------------------------------
 
 cudaEvent_t CudaDevice::event(Event e) const {
+    std::lock_guard<std::mutex> lock(events_mutex_);
     if (e < 0 || e >= events_used_)
         contract_error("event", "no event " + std::to_string(e) + " since allocate() (" +
                                     std::to_string(events_used_) + " recorded)");
@@ -288,6 +289,7 @@ cudaEvent_t CudaDevice::event(Event e) const {
 
 Event CudaDevice::record(Queue q) {
     DeviceGuard guard(ordinal_);
+    std::lock_guard<std::mutex> lock(events_mutex_);
     if (events_used_ == static_cast<int>(events_.size())) {
         events_.reserve(events_.size() * 2 + 64);  // before creating: push_back cannot throw
         cudaEvent_t created = nullptr;

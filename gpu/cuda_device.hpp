@@ -24,6 +24,7 @@
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -64,6 +65,10 @@ public:
     void factor_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width,
                       int* pivots) override;
     void take_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) override;
+    bool can_read(Device& source) override;
+    void take_panel_from(Queue q, Device& source, Event ready, int64_t r0, int64_t c0,
+                         int64_t rows, int width) override;
+    void wait_for(Queue q, Device& source, Event e) override;
     void swap_rows(Queue q, int64_t c0, int64_t cols, int64_t k1, int64_t k2,
                    const int* ipiv) override;
     void form_u12(Queue q, int64_t r0, int width, int64_t c0, int64_t cols,
@@ -136,6 +141,10 @@ private:
     int64_t staging_capacity_ = 0;  // floats, each
     BounceBuffers bounce_[kQueues];
 
+    // Per peer ordinal: whether this device reads its memory directly (peer
+    // access enabled), asked once (cuda_device_peer.cpp).
+    std::unordered_map<int, bool> peer_readable_;
+
     GemmKernel gemm_policy_ = GemmKernel::cublas;
     std::optional<SgemmTuningTable> gemm_table_;  // for automatic and tandem
     std::string gemm_table_key_;                  // policy and cache dir it was made for
@@ -145,6 +154,10 @@ private:
     std::unordered_map<void*, size_t> pinned_in_use_;
     std::vector<std::pair<size_t, void*>> pinned_cache_;
 
+    // The event pool may be used from two host threads at once (the scheduler's
+    // FactorCollector records and waits on the copy queue): record() and
+    // event() hold events_mutex_.
+    mutable std::mutex events_mutex_;
     std::vector<cudaEvent_t> events_;  // Event e is events_[e] while e < events_used_
     int events_used_ = 0;
     int origin_ = -1;  // the first event recorded since allocate(): time zero

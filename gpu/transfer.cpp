@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "cpu/streaming_copy.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/transpose.hpp"
 #include "tandem/tandem.hpp"
@@ -31,12 +32,18 @@ bool use_bounce(const void* host, int64_t rows, int64_t cols) {
 }
 
 // Column-major block copy on the host (rows x cols), parallel over columns:
-// one thread copies at about 10 GB/s, far below the copy engine's rate.
+// one thread copies at about 10 GB/s, far below the copy engine's rate. Into
+// the caller's memory (`streaming`) with non-temporal stores; into a bounce
+// buffer with plain ones (measured as fast, and the lines may stay in cache).
 void copy_columns(const float* from, int64_t ld_from, float* to, int64_t ld_to, int64_t rows,
-                  int64_t cols) {
+                  int64_t cols, bool streaming) {
 #pragma omp parallel for schedule(static)
-    for (int64_t j = 0; j < cols; ++j)
-        std::memcpy(to + j * ld_to, from + j * ld_from, sizeof(float) * rows);
+    for (int64_t j = 0; j < cols; ++j) {
+        if (streaming)
+            copy_floats_streaming(to + j * ld_to, from + j * ld_from, rows);
+        else
+            std::memcpy(to + j * ld_to, from + j * ld_from, sizeof(float) * rows);
+    }
 }
 
 }  // namespace
@@ -56,7 +63,7 @@ void copy_host_to_row_major(const float* host, int64_t ldh, int64_t rows, int64_
         if (bounced) {  // the copy engine is done with this buffer's previous chunk
             float* buffer = bounce.data(i % 2);
             TANDEM_CUDA_CHECK(cudaEventSynchronize(bounce.released(i % 2)));
-            copy_columns(source, ldh, buffer, rows, rows, width);
+            copy_columns(source, ldh, buffer, rows, rows, width, false);
             source = buffer;
             source_ld = rows;
         }
@@ -81,7 +88,7 @@ void copy_row_major_to_host(const float* src, int64_t ld_src, int64_t rows, int6
     auto drain = [&](int64_t i) {
         const int64_t j = i * chunk, width = std::min(chunk, cols - j);
         TANDEM_CUDA_CHECK(cudaEventSynchronize(bounce.released(i % 2)));
-        copy_columns(bounce.data(i % 2), rows, host + j * ldh, ldh, rows, width);
+        copy_columns(bounce.data(i % 2), rows, host + j * ldh, ldh, rows, width, true);
     };
     int64_t i = 0;
     for (int64_t j = 0; j < cols; j += chunk, ++i) {

@@ -31,6 +31,8 @@
 #include <cstdint>
 #include <string>
 
+#include "tandem/tandem.hpp"
+
 namespace tandem {
 
 enum class Queue { compute = 0, transfer = 1, copy = 2 };
@@ -92,6 +94,22 @@ public:
     // the owner's device-factored panel, for form_u12(.., false) and update_trailing.
     virtual void take_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) = 0;
 
+    // Direct reads of another device's storage (a peer link between two GPUs):
+    // whether take_panel_from() and wait_for() accept `source`. A device that
+    // says no gets its panels through host memory (receive_panel).
+    virtual bool can_read(Device& source) {
+        (void)source;
+        return false;
+    }
+    // Panel workspace = source's storage[r0 : r0+rows, c0 : c0+width] (a panel
+    // that `source` factored), without inv(L11), copied once `ready` (an event
+    // of source) has passed. Source must not change those elements until an
+    // event recorded on q after this call has passed (see wait_for).
+    virtual void take_panel_from(Queue q, Device& source, Event ready, int64_t r0, int64_t c0,
+                                 int64_t rows, int width);
+    // Later work on q waits for e, an event of `source` (can_read(source) holds).
+    virtual void wait_for(Queue q, Device& source, Event e);
+
     // LAPACK laswp on local columns [c0, c0+cols): for k = k1 .. k2-1 in order,
     // swap rows k and ipiv[k]-1 (ipiv is the global, 1-based pivot array; the
     // device copies what it needs before returning).
@@ -134,6 +152,16 @@ public:
     // e must have completed.
     virtual double seconds_at(Event e) = 0;
 };
+
+// Defaults for devices without peer reads: calling them is a scheduler bug.
+inline void Device::take_panel_from(Queue, Device& source, Event, int64_t, int64_t, int64_t, int) {
+    throw Error(TANDEM_ERROR_INTERNAL, name() + ": take_panel_from " + source.name() +
+                                           ": no direct reads between these devices");
+}
+inline void Device::wait_for(Queue, Device& source, Event) {
+    throw Error(TANDEM_ERROR_INTERNAL,
+                name() + ": wait_for " + source.name() + ": no direct reads between these devices");
+}
 
 }  // namespace tandem
 

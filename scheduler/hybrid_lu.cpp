@@ -40,6 +40,7 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
         info = steps.run();
     } catch (const Error& e) {
         // A failure after the first piece of the factors reached A must say so.
+        steps.abandon();
         wrote_output_ = steps.wrote_output();
         if (!wrote_output_) throw;
         throw Error(e.code(), std::string(e.what()) +

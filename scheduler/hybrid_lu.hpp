@@ -22,6 +22,7 @@ struct HybridSettings {
     float inverse_threshold = 1000;  // see Options::inverse_threshold
     PanelMethod panel = PanelMethod::automatic;
     bool stream_matrix = true;       // overlap the matrix's transfers with the steps (MatrixStream)
+    bool peer_panels = true;         // device-factored panels read device to device (Device::can_read)
 };
 
 class HybridLU {

@@ -30,8 +30,13 @@ LuSteps::LuSteps(StepContext& ctx, const HybridSettings& settings, float* a, int
       device_pivots_(reinterpret_cast<int*>(pivot_buffer_.data())),
       received_{std::vector<Event>(ctx.devices.size(), -1),
                 std::vector<Event>(ctx.devices.size(), -1)},
-      update_done_(ctx.devices.size(), -1) {
+      update_done_(ctx.devices.size(), -1),
+      peer_panels_(settings.peer_panels && ctx.devices.size() > 1),
+      peer_reads_(ctx.devices.size()) {
     report_.inverse_steps = report_.trsm_steps = report_.device_panel_steps = 0;
+    for (Device* reader : devices_)
+        for (Device* source : devices_)
+            if (reader != source) peer_panels_ = peer_panels_ && reader->can_read(*source);
 }
 
 LuSteps::~LuSteps() {
@@ -108,6 +113,9 @@ void LuSteps::apply_panel(int64_t k, bool use_inverse, int64_t live_end) {
     const int owner = plan_.owner(k);
     const bool device_panel = plan_.panel_on_device(k);
     const int step = static_cast<int>(k);
+    // Reads of panel k's columns by the other devices: its owner waits for them
+    // before the next step's swaps, not this step's (which leave them alone).
+    std::vector<std::pair<int, Event>> panel_reads;
     for (int d = 0; d < static_cast<int>(devices_.size()); ++d) {
         Device& dev = *devices_[d];
         const int64_t c_panel = plan_.local_begin(d, j);
@@ -118,6 +126,17 @@ void LuSteps::apply_panel(int64_t k, bool use_inverse, int64_t live_end) {
             ctx_.timed(d, Queue::compute, "take panel", step, [&](Device& x) {
                 x.take_panel(Queue::compute, j, c_panel, panel_rows, width);
             });
+        } else if (device_panel && peer_panels_) {
+            // Straight from the owner's storage, once it has factored the panel.
+            if (update_done_[d] >= 0) dev.wait(Queue::transfer, update_done_[d]);
+            const int64_t c_owner = plan_.local_begin(owner, j);
+            ctx_.timed(d, Queue::transfer, "peer panel", step, [&](Device& x) {
+                x.take_panel_from(Queue::transfer, *devices_[owner], panel_ready_, j, c_owner,
+                                  panel_rows, width);
+            });
+            received_[k % 2][d] = dev.record(Queue::transfer);
+            dev.wait(Queue::compute, received_[k % 2][d]);
+            panel_reads.emplace_back(d, received_[k % 2][d]);
         } else {
             // The workspace is about to be overwritten: step k-1 must be done reading it.
             if (update_done_[d] >= 0) dev.wait(Queue::transfer, update_done_[d]);
@@ -129,6 +148,11 @@ void LuSteps::apply_panel(int64_t k, bool use_inverse, int64_t live_end) {
             received_[k % 2][d] = dev.record(Queue::transfer);
             dev.wait(Queue::compute, received_[k % 2][d]);
         }
+        // The swaps below move rows of earlier panels' columns, which other
+        // devices may still be reading.
+        for (const auto& [reader, read] : peer_reads_[d])
+            dev.wait_for(Queue::compute, *devices_[reader], read);
+        peer_reads_[d].clear();
         ctx_.timed(d, Queue::compute, "swap", step, [&](Device& x) {
             if (d == owner && !device_panel)
                 x.store_panel(Queue::compute, j, c_panel, panel_rows, width);
@@ -141,6 +165,7 @@ void LuSteps::apply_panel(int64_t k, bool use_inverse, int64_t live_end) {
         // Rows j .. j+width are final now on every column the device holds.
         stream_.rows_final(d, dev.record(Queue::compute), j, width, step);
     }
+    peer_reads_[owner].insert(peer_reads_[owner].end(), panel_reads.begin(), panel_reads.end());
 }
 
 // A22 -= L21 U12. With look-ahead the next panel's block goes first and is
@@ -180,7 +205,7 @@ void LuSteps::prepare_panel(int64_t k, Event after) {
     const int64_t begin = plan_.block_begin(k);
     const int64_t local = plan_.local_begin(owner_index, begin);
     const int width = plan_.panel_width(k);
-    const bool host_copy = !plan_.panel_on_device(k) || devices_.size() > 1;
+    const bool host_copy = !plan_.panel_on_device(k) || (devices_.size() > 1 && !peer_panels_);
     // The host buffer of step k held panel k-2: every device must have read it
     // before it is overwritten (the owner's own queue is in order).
     if (host_copy)

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "scheduler/host_buffer.hpp"
@@ -31,6 +32,8 @@ public:
 
     // Every step and the matrix's transfers; returns LAPACK's info.
     int run();
+    // After a failure: stop copying factors into A, then wrote_output() is final.
+    void abandon() { stream_.abandon(); }
     bool wrote_output() const { return stream_.wrote_output(); }
 
 private:
@@ -71,6 +74,12 @@ private:
     int* device_pivots_;
     std::vector<Event> received_[2];
     std::vector<Event> update_done_;
+    // Panels factored on a device go to the others device to device (all
+    // devices can read each other, settings.peer_panels); else through the host.
+    bool peer_panels_;
+    // peer_reads_[d]: (reader, event) for each read of device d's last panel
+    // columns by another device; d must not swap those rows before each passes.
+    std::vector<std::vector<std::pair<int, Event>>> peer_reads_;
     Event panel_ready_ = -1;  // on the owner of the next panel: it is factored, or in host memory
     int info_ = 0;
 };

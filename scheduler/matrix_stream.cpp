@@ -1,7 +1,11 @@
 #include "scheduler/matrix_stream.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstring>
+#include <exception>
+#include <thread>
 
 namespace tandem {
 
@@ -12,33 +16,65 @@ MatrixStream::MatrixStream(StepContext& ctx, float* a, int64_t lda, const std::v
       lda_(lda),
       ipiv_(ipiv),
       defer_uploads_(streamed && ctx.devices.size() == 1),
-      stream_gathers_(streamed),
-      scratch_(ctx.devices.size()) {}
+      stream_gathers_(streamed) {
+    if (streamed && ctx.devices.size() > 1)
+        collector_ = std::make_unique<FactorCollector>(ctx, a, lda);
+}
 
 int64_t MatrixStream::live_end_column() const { return ctx_.plan.block_begin(live_); }
 
-void MatrixStream::scatter(int d, const float* from, int64_t r0, int64_t rows, int64_t c0,
-                           int64_t cols) {
-    // Where each of the piece's columns goes in A, then one parallel copy for
-    // the whole piece: a piece of a step's rows spans dozens of blocks, and a
-    // parallel region per block would fork and join the team for each.
-    const BlockingPlan& plan = ctx_.plan;
-    scatter_targets_.resize(static_cast<size_t>(cols));
-    for (int64_t b = d; b < plan.blocks(); b += plan.num_devices()) {
-        const int64_t local = plan.local_begin(d, plan.block_begin(b));
-        const int64_t first = std::max(local, c0);
-        const int64_t last = std::min(local + plan.block_width(b), c0 + cols);
-        for (int64_t c = first; c < last; ++c)
-            scatter_targets_[static_cast<size_t>(c - c0)] = plan.block_begin(b) + (c - local);
+void MatrixStream::start() {
+    if (defer_uploads_ || ctx_.devices.size() == 1) {
+        ensure_live(defer_uploads_ ? 2 : ctx_.plan.blocks(), 0, -1);
+        return;
     }
-    const int64_t* target = scatter_targets_.data();
-#pragma omp parallel for schedule(static)
-    for (int64_t c = 0; c < cols; ++c)
-        std::memcpy(a_ + r0 + target[c] * lda_, from + c * rows, sizeof(float) * rows);
+    ctx_.host_timed("host", "distribute", -1, [&] { distribute_in_parallel(); });
+    live_ = ctx_.plan.blocks();
 }
 
-void MatrixStream::start() {
-    ensure_live(defer_uploads_ ? 2 : ctx_.plan.blocks(), 0, -1);
+// One host thread per device, each with its share of the OpenMP threads, so
+// that the devices' bounce-buffer pipelines (host copy, then the copy engine)
+// run side by side: one thread feeding two H200s in turn moved 37 GB/s, two
+// feeders 55 GB/s (tools/probes/host_copy_probe.cu, docs/PERFORMANCE.md).
+// Each device is used by its feeder alone until all have joined.
+void MatrixStream::distribute_in_parallel() {
+    const BlockingPlan& plan = ctx_.plan;
+    const int count = static_cast<int>(ctx_.devices.size());
+    const int threads = std::max(1, omp_get_max_threads() / count);
+    std::vector<std::vector<DeviceSpan>> spans(static_cast<size_t>(count));
+    std::vector<std::exception_ptr> errors(static_cast<size_t>(count));
+    auto feed = [&](int d) {
+        try {
+            omp_set_num_threads(threads);  // this thread's parallel regions (the host copies)
+            Device& dev = *ctx_.devices[d];
+            for (int64_t b = 0; b < plan.blocks(); ++b) {
+                if (plan.owner(b) != d) continue;
+                const Event begin = dev.record(Queue::copy);
+                dev.upload(Queue::copy, a_ + plan.block_begin(b) * lda_, lda_, 0,
+                           plan.local_begin(d, plan.block_begin(b)), plan.rows(),
+                           plan.block_width(b));
+                spans[d].push_back({d, Queue::copy, "distribute", -1, begin, dev.record(Queue::copy)});
+            }
+            dev.wait(Queue::compute, dev.record(Queue::copy));
+        } catch (...) {
+            errors[d] = std::current_exception();
+        }
+    };
+    std::vector<std::thread> feeders;
+    try {
+        for (int d = 0; d < count; ++d) feeders.emplace_back(feed, d);
+    } catch (...) {  // no thread to be had: the rest in this one, one device after another
+        const int started = static_cast<int>(feeders.size());
+        for (std::thread& t : feeders) t.join();
+        feeders.clear();
+        const int saved = omp_get_max_threads();
+        for (int d = started; d < count; ++d) feed(d);
+        omp_set_num_threads(saved);
+    }
+    for (std::thread& t : feeders) t.join();
+    for (const std::vector<DeviceSpan>& s : spans) ctx_.spans.insert(ctx_.spans.end(), s.begin(), s.end());
+    for (const std::exception_ptr& e : errors)
+        if (e) std::rethrow_exception(e);
 }
 
 void MatrixStream::ensure_live(int64_t count, int64_t j, int step) {
@@ -69,15 +105,18 @@ void MatrixStream::issue_upload(int64_t b, int64_t j, int step) {
 }
 
 void MatrixStream::add_piece(const Piece& piece) {
-    // In column chunks of at most kPieceFloats: a gather blocks the host (pageable
-    // memory goes through its bounce buffers), and the host must come back soon
-    // to issue the next step.
+    // In column chunks of at most kPieceFloats: a gather blocks the host thread
+    // that does it (one device: this one, which must come back soon to issue
+    // the next step), and the collector's scratch holds one chunk.
     const int64_t chunk = std::max<int64_t>(1, kPieceFloats / std::max<int64_t>(piece.rows, 1));
     for (int64_t c = 0; c < piece.cols; c += chunk) {
         Piece part = piece;
         part.c0 = piece.c0 + c;
         part.cols = std::min(chunk, piece.cols - c);
-        pending_.push_back(part);
+        if (collector_)
+            collector_->add(part);
+        else
+            pending_.push_back(part);
     }
 }
 
@@ -87,30 +126,17 @@ void MatrixStream::rows_final(int d, Event ready, int64_t r0, int64_t rows, int 
     if (cols > 0) add_piece({d, ready, r0, rows, 0, cols, step});
 }
 
-void MatrixStream::gather(const Piece& p) {
-    ctx_.host_timed("host", "gather", p.step, [&] { copy_out(p); });
-}
-
-void MatrixStream::copy_out(const Piece& p) {
-    Device& dev = *ctx_.devices[p.device];
-    dev.wait(Queue::copy, p.ready);
-    wrote_ = true;
-    if (ctx_.devices.size() == 1) {  // local columns are global ones: straight into A
+void MatrixStream::copy_out_front() {
+    const Piece p = pending_.front();
+    pending_.pop_front();
+    ctx_.host_timed("host", "gather", p.step, [&] {
+        Device& dev = *ctx_.devices[p.device];
+        dev.wait(Queue::copy, p.ready);
+        wrote_ = true;
         ctx_.timed(p.device, Queue::copy, "gather", p.step, [&](Device& x) {
             x.download(Queue::copy, a_ + p.r0 + p.c0 * lda_, lda_, p.r0, p.c0, p.rows, p.cols);
         });
-        return;
-    }
-    std::unique_ptr<HostBuffer>& scratch = scratch_[p.device];
-    if (!scratch || scratch->count() < p.rows * p.cols) {
-        scratch.reset();  // back to the device's pinned cache before the larger block is taken
-        scratch = std::make_unique<HostBuffer>(dev, p.rows * p.cols);
-    }
-    ctx_.timed(p.device, Queue::copy, "gather", p.step, [&](Device& x) {
-        x.download(Queue::copy, scratch->data(), p.rows, p.r0, p.c0, p.rows, p.cols);
     });
-    dev.synchronize(dev.record(Queue::copy));
-    scatter(p.device, scratch->data(), p.r0, p.rows, p.c0, p.cols);
 }
 
 bool MatrixStream::upload_next(int64_t j, int step) {
@@ -123,12 +149,10 @@ bool MatrixStream::advance(int64_t j, int step) {
     // Uploads first: every block the device holds early is work it can do
     // right-looking instead of in a catch-up later; the pieces can wait.
     if (upload_next(j, step)) return true;
-    if (!pending_.empty() && ctx_.devices[pending_.front().device]->query(pending_.front().ready)) {
-        gather(pending_.front());
-        pending_.pop_front();
-        return true;
-    }
-    return false;
+    if (pending_.empty() || !ctx_.devices[pending_.front().device]->query(pending_.front().ready))
+        return false;
+    copy_out_front();
+    return true;
 }
 
 void MatrixStream::finish(int64_t kmax) {
@@ -138,7 +162,8 @@ void MatrixStream::finish(int64_t kmax) {
         if (plan.rows() > kmax)                // rows below the last panel (m > n)
             for (int d = 0; d < plan.num_devices(); ++d)
                 rows_final(d, ctx_.devices[d]->record(Queue::compute), kmax, plan.rows() - kmax, -1);
-        for (; !pending_.empty(); pending_.pop_front()) gather(pending_.front());
+        while (!pending_.empty()) copy_out_front();
+        if (collector_) collector_->finish(ctx_.spans, ctx_.host_spans);
         for (Device* dev : ctx_.devices) dev->synchronize();
         return;
     }

@@ -19,8 +19,9 @@
 //    [0, j) of a block once it has caught up with j columns. Each such piece is
 //    copied into the caller's array as soon as it is final and the host is
 //    otherwise idle, so the final gather is only the last step's rows. With
-//    several devices a piece holds a device's own (block-cyclic) columns: it
-//    goes through pinned memory and the host puts each column in its place.
+//    several devices a piece holds a device's own (block-cyclic) columns: a
+//    host thread of its own (FactorCollector) takes it through pinned memory
+//    and puts each column in its place, while this thread issues the steps.
 // Order: a block is always read from the caller's array before any piece is
 // written to its columns (pieces cover uploaded blocks only, on the same queue).
 #ifndef TANDEM_SCHEDULER_MATRIX_STREAM_HPP
@@ -31,7 +32,7 @@
 #include <memory>
 #include <vector>
 
-#include "scheduler/host_buffer.hpp"
+#include "scheduler/factor_collector.hpp"
 #include "scheduler/step_context.hpp"
 
 namespace tandem {
@@ -65,25 +66,23 @@ public:
     // rows below kmax and every pending piece; returns with the devices idle
     // and the factors in the caller's array.
     void finish(int64_t kmax);
+    // After a failure: nothing more is copied into the caller's array.
+    void abandon() {
+        if (collector_) collector_->cancel();
+    }
     // Whether any part of the caller's array has been written.
-    bool wrote_output() const { return wrote_; }
+    bool wrote_output() const { return wrote_ || (collector_ && collector_->wrote_output()); }
 
 private:
-    struct Piece {  // rows [r0, r0+rows) x local columns [c0, c0+cols) of device d
-        int device;
-        Event ready;
-        int64_t r0, rows, c0, cols;
-        int step;
-    };
-    static constexpr int64_t kPieceFloats = int64_t(4) << 20;  // 16 MiB: under 1 ms of copying
+    using Piece = FactorPiece;
+    static constexpr int64_t kPieceFloats = FactorCollector::kPieceFloats;  // under 1 ms of copying
+    // Several devices, eager: every block, one host thread per device.
+    void distribute_in_parallel();
     void upload_block(int64_t b, int64_t j, int step);  // issue_upload, timed on the host
     void issue_upload(int64_t b, int64_t j, int step);
     void add_piece(const Piece& piece);
-    void gather(const Piece& piece);  // copy_out, timed on the host
-    void copy_out(const Piece& piece);
-    // Device d's local columns [c0, c0+cols), rows [r0, r0+rows), from
-    // column-major `from` (ld = rows) to their places in the caller's array.
-    void scatter(int d, const float* from, int64_t r0, int64_t rows, int64_t c0, int64_t cols);
+    // One device: the front pending piece straight into A (blocks the host).
+    void copy_out_front();
 
     StepContext& ctx_;
     float* a_;
@@ -92,10 +91,8 @@ private:
     bool defer_uploads_;  // streamed, one device
     bool stream_gathers_;  // streamed
     int64_t live_ = 0;
-    // Per device (several devices): pinned memory that pieces go through.
-    std::vector<std::unique_ptr<HostBuffer>> scratch_;
-    std::vector<int64_t> scatter_targets_;  // scatter(): the global column of each piece column
-    std::deque<Piece> pending_;
+    std::deque<Piece> pending_;  // one device: final, not yet copied out
+    std::unique_ptr<FactorCollector> collector_;  // several devices, streamed
     bool wrote_ = false;
 };
 

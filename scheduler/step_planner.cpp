@@ -79,9 +79,10 @@ private:
         const double bytes = 4.0 * double(rows) * w;
         if (site == PanelSite::cpu)
             return model_.cpu_panel_seconds(rows, w) + 2.0 * model_.transfer_seconds(bytes);
-        // Several devices: the factored panel also goes to the others through the host.
+        // Several devices: the factored panel also goes to the others, through
+        // the host unless they read it directly (a peer link's time is left out).
         return model_.device_panel_seconds(rows, w) +
-               (devices_ > 1 ? 2.0 * model_.transfer_seconds(bytes) : 0.0);
+               (devices_ > 1 && !r_.peer_panels ? 2.0 * model_.transfer_seconds(bytes) : 0.0);
     }
 
     // Best time from "panel at j (w wide) is factored" to the end.

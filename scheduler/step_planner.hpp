@@ -34,6 +34,9 @@ struct StepPlanRequest {
     // The matrix is streamed (MatrixStream): the host is busy moving it, and
     // automatic placement keeps the panels off the CPU.
     bool streamed = false;
+    // Several devices read device-factored panels from each other directly
+    // (LuSteps' peer path): such a panel does not cross the host.
+    bool peer_panels = false;
 };
 
 struct StepPlan {

@@ -53,6 +53,7 @@ HybridSettings Solver::hybrid_settings(int64_t m, int64_t n, const std::vector<D
     settings.inverse_threshold = options_.inverse_threshold;
     settings.panel = options_.panel;
     settings.stream_matrix = options_.stream_matrix;
+    settings.peer_panels = options_.peer_copies;
     const int num_devices = static_cast<int>(devices.size());
     const bool forced = options_.placement != PanelPlacement::automatic && options_.block_size > 0;
     if (choice_.backend == Backend::gpu && !forced) {
@@ -66,6 +67,11 @@ HybridSettings Solver::hybrid_settings(int64_t m, int64_t n, const std::vector<D
         request.block_size = options_.block_size;
         request.placement = options_.placement;
         request.streamed = options_.stream_matrix;
+        request.peer_panels = options_.peer_copies && num_devices > 1;
+        for (Device* reader : devices)
+            for (Device* source : devices)
+                if (reader != source)
+                    request.peer_panels = request.peer_panels && reader->can_read(*source);
         const StepPlan steps = plan_steps(source.model, request);
         settings.widths = steps.widths;
         settings.sites = steps.sites;

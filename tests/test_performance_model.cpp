@@ -123,6 +123,27 @@ TEST(StepPlanner, StreamingKeepsTheHostForTheTransfers) {
     for (PanelSite s : plan_steps(model, r).sites) EXPECT_EQ(s, PanelSite::cpu);
 }
 
+TEST(StepPlanner, PanelsReadDeviceToDeviceCostNoHostTransfers) {
+    // Two devices, every panel on a device: through the host each panel costs
+    // two transfers more, so the plan's predicted time must be longer.
+    StepPlanRequest r;
+    r.m = r.n = 16384;
+    r.num_devices = 2;
+    r.placement = PanelPlacement::device;
+    r.block_size = 256;
+    const PerformanceModel model = synthetic_model(1e-12, 1e-3);
+    const StepPlan through_host = plan_steps(model, r);
+    r.peer_panels = true;
+    const StepPlan peer = plan_steps(model, r);
+    EXPECT_EQ(peer.widths, through_host.widths);
+    EXPECT_LT(peer.predicted_seconds, through_host.predicted_seconds);
+    // One device: there is nothing to send, and the flag changes nothing.
+    r.num_devices = 1;
+    const double one_peer = plan_steps(model, r).predicted_seconds;
+    r.peer_panels = false;
+    EXPECT_EQ(plan_steps(model, r).predicted_seconds, one_peer);
+}
+
 TEST(StepPlanner, IsDeterministicCoversTheColumnsAndHonoursForcedChoices) {
     const PerformanceModel model = synthetic_model(1e-12, 1.5e-3);
     for (auto [m, n] : {std::pair<int64_t, int64_t>{20000, 20000}, {5000, 9000}, {9000, 5000},

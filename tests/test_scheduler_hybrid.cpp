@@ -271,6 +271,41 @@ TEST_P(HybridScheduler, TimelineCoversEveryStep) {
     EXPECT_GE(f.report.panel_hidden_seconds, 0.0);
 }
 
+// Several devices: a panel factored on its device reaches the others straight
+// from the owner's storage (peer reads) or through host memory; both carry the
+// same numbers, so the factors must be bit-identical. Rectangular shapes and
+// widths that leave a short last block included.
+TEST_P(HybridScheduler, PeerAndHostPanelPathsGiveTheSameFactors) {
+    const uint64_t seed = test_seed();
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    for (int devices : {2, 3}) {
+        if (!have_devices(devices)) continue;
+        for (auto [m, n] : {std::pair{300, 300}, std::pair{203, 190}, std::pair{150, 330}}) {
+            SCOPED_TRACE("devices=" + std::to_string(devices) + " " + std::to_string(m) + " x " +
+                         std::to_string(n));
+            const auto a = make_matrix(m, n, m, MatrixKind::random, seed + m + n);
+            Options peer = host_options(32, 1, devices), host = peer;
+            host.peer_copies = false;
+            const Factored p = factor(m, n, a, peer), h = factor(m, n, a, host);
+            EXPECT_EQ(p.info, 0);
+            EXPECT_LT(residual(m, n, a, p), kResidualBound);
+            EXPECT_EQ(p.ipiv, h.ipiv);
+            EXPECT_EQ(first_bit_difference(p.lu, h.lu), -1);
+            auto peer_reads = [](const Report& r) {
+                return std::count_if(r.timeline.begin(), r.timeline.end(),
+                                     [](const TimelineSpan& s) { return s.phase == "peer panel"; });
+            };
+            EXPECT_EQ(peer_reads(h.report), 0);
+            // Each device-factored panel is read by every other device, when
+            // the devices can read each other (host devices always can).
+            const long expected = long(p.report.device_panel_steps) * (devices - 1);
+            if (g_backend == Backend::host || peer_reads(p.report) > 0)
+                EXPECT_EQ(peer_reads(p.report), expected);
+            if (g_placement == PanelPlacement::device) EXPECT_GT(p.report.device_panel_steps, 0);
+        }
+    }
+}
+
 // Devices are kept between calls; releasing them must leave the next call working.
 TEST_P(HybridScheduler, CallsBeforeAndAfterReleasingResources) {
     const uint64_t seed = test_seed();

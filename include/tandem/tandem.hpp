@@ -89,6 +89,10 @@ struct Options {
     // matrix up front and back at the end. A run-time failure may then leave A
     // partially overwritten, which the error's text says.
     bool stream_matrix = true;
+    // Several GPUs: a panel factored on one GPU goes straight to the others over
+    // their peer link (NVLink or PCIe) where the GPUs allow it. false: through
+    // host memory, as CPU-factored panels always do.
+    bool peer_copies = true;
     // Directory of the per-machine tuning cache; empty = $XDG_CACHE_HOME/tandem
     // or ~/.cache/tandem.
     std::string cache_dir;
@@ -100,7 +104,8 @@ struct Options {
 // One interval of the factorization's timeline, in seconds from the call's start.
 struct TimelineSpan {
     // "cpu" (CPU panels), "host" (the host's side of the matrix's copies and its
-    // waits for the devices), "<device> compute", "<device> transfer", "<device> copy"
+    // waits for the devices), "gather" (several devices: the host thread that
+    // copies the factors into A), "<device> compute", "<device> transfer", "<device> copy"
     std::string lane;
     std::string phase;  // "panel", "upload", "swap", "u12", "lookahead", "update", "download",
                         // "distribute", "gather", "catch up", "wait", ...

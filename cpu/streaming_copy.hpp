@@ -1,0 +1,21 @@
+// Copies into memory that the CPU will not read again soon (the caller's matrix,
+// written once when the factors come back from the devices), with non-temporal
+// stores: they skip reading each destination cache line before writing it. On
+// the two-H200 machine a pinned -> pageable copy over 16 threads moved 100 GB/s
+// this way against 54 GB/s with memcpy (tools/probes/host_copy_probe.cu,
+// docs/PERFORMANCE.md); in the other direction, into pinned buffers the copy
+// engine reads next, plain stores were as fast.
+#ifndef TANDEM_CPU_STREAMING_COPY_HPP
+#define TANDEM_CPU_STREAMING_COPY_HPP
+
+#include <cstdint>
+
+namespace tandem {
+
+// to[0 .. count) = from[0 .. count); the ranges must not overlap. Any alignment.
+// The stores are ordered (a store fence) before this returns.
+void copy_floats_streaming(float* to, const float* from, int64_t count);
+
+}  // namespace tandem
+
+#endif  // TANDEM_CPU_STREAMING_COPY_HPP

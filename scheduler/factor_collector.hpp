@@ -1,0 +1,106 @@
+// Several devices, streamed matrix: a host thread of its own that copies the
+// final pieces of the factors into the caller's array while the main thread
+// issues the steps. On the main thread these copies ran only while it waited
+// for a panel; the short last steps left it too little of that, and at
+// n = 65536 on two H200s the last 0.23 s of the call were the backlog.
+//
+// A piece (rows of one device's local columns, final once its event has
+// passed) goes device -> pinned scratch (kSlots per device, so that the copy
+// engine fetches one piece while the thread places the last) -> its columns in
+// A. The thread uses only the devices' copy queues, events and downloads, which
+// CudaDevice and the host device allow from a second thread; its timeline
+// spans are kept apart and handed over by finish().
+#ifndef TANDEM_SCHEDULER_FACTOR_COLLECTOR_HPP
+#define TANDEM_SCHEDULER_FACTOR_COLLECTOR_HPP
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "scheduler/host_buffer.hpp"
+#include "scheduler/step_context.hpp"
+
+namespace tandem {
+
+// Rows [r0, r0+rows) x local columns [c0, c0+cols) of device `device`, final
+// once `ready` (an event of that device) has passed; `step` for the timeline.
+struct FactorPiece {
+    int device;
+    Event ready;
+    int64_t r0, rows, c0, cols;
+    int step;
+};
+
+class FactorCollector {
+public:
+    // Starts the thread. ctx's devices, plan and t0 are read; nothing else of it.
+    FactorCollector(const StepContext& ctx, float* a, int64_t lda);
+    // Stops the thread; pieces not yet copied are dropped (the call failed).
+    ~FactorCollector() { cancel(); }
+    FactorCollector(const FactorCollector&) = delete;
+    FactorCollector& operator=(const FactorCollector&) = delete;
+
+    // Queue a piece (at most kPieceFloats floats) to be copied out in order.
+    void add(const FactorPiece& piece);
+    // Returns once every piece added has been copied out and the thread has
+    // stopped, with its spans appended; rethrows the thread's error.
+    void finish(std::vector<DeviceSpan>& spans, std::vector<TimelineSpan>& host_spans);
+    // The call failed: the thread stops, copying nothing more into A.
+    void cancel();
+    // Whether any part of the caller's array has been written.
+    bool wrote_output() const { return wrote_.load(); }
+
+    static constexpr int64_t kPieceFloats = int64_t(4) << 20;  // 16 MiB
+
+private:
+    struct Fetch {  // a piece on its way through scratch slot `slot` of its device
+        FactorPiece piece;
+        int slot;
+        Event copied;  // after its download
+    };
+    static constexpr int kSlots = 2;
+
+    void run();
+    void collect();  // run()'s loop
+    // The next piece, if any: waits for one when `block` (or until closed).
+    bool next_piece(FactorPiece& piece, bool block);
+    int free_slot(int device) const;  // -1 if none
+    void fetch(const FactorPiece& piece, int slot);
+    void place_oldest();
+    void scatter(int d, const float* from, int64_t r0, int64_t rows, int64_t c0, int64_t cols);
+
+    const std::vector<Device*>& devices_;
+    const BlockingPlan& plan_;
+    std::chrono::steady_clock::time_point t0_;
+    float* a_;
+    int64_t lda_;
+    int threads_;  // OpenMP threads of the scatter
+
+    std::mutex mutex_;
+    std::condition_variable added_;
+    std::deque<FactorPiece> queue_;  // guarded by mutex_
+    bool closed_ = false;            // guarded by mutex_: no more pieces will come
+    bool cancelled_ = false;         // guarded by mutex_: drop the rest
+    std::atomic<bool> wrote_{false};
+    std::exception_ptr error_;  // the thread's, read after join
+
+    // The thread's own state.
+    std::vector<std::vector<std::unique_ptr<HostBuffer>>> scratch_;  // [device][slot]
+    std::vector<std::vector<bool>> slot_busy_;
+    std::deque<Fetch> fetched_;
+    std::vector<int64_t> targets_;  // scatter(): the global column of each piece column
+    std::vector<DeviceSpan> spans_;
+    std::vector<TimelineSpan> host_spans_;
+
+    std::thread thread_;  // last: started once everything above exists
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_SCHEDULER_FACTOR_COLLECTOR_HPP
