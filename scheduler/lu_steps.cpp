@@ -54,9 +54,11 @@ int LuSteps::run() {
     // trip); on a device it is factored once uploaded (on the copy queue, which
     // the compute queue waits for).
     if (plan_.steps() > 0) {
-        if (plan_.panel_on_device(0))
-            prepare_panel(0, devices_[plan_.owner(0)]->record(Queue::compute));
-        else
+        if (plan_.panel_on_device(0)) {
+            Device& owner = *devices_[plan_.owner(0)];
+            if (stream_.arriving()) owner.wait(Queue::compute, stream_.arrival(0));
+            prepare_panel(0, owner.record(Queue::compute));
+        } else
             for (int j = 0; j < plan_.panel_width(0); ++j)
                 std::memcpy(panel_buffers_[0].data() + j * ldp_, a_ + j * lda_,
                             sizeof(float) * m_);
@@ -66,8 +68,13 @@ int LuSteps::run() {
         // The look-ahead and the next panel need block k+1 on its device.
         stream_.ensure_live(k + 2, plan_.block_begin(k), static_cast<int>(k));
         const int64_t live_end = stream_.live_end_column();
-        apply_panel(k, use_inverse, live_end);
-        update(k, live_end);
+        if (stream_.arriving()) {  // k == 0: see first_step_while_arriving
+            first_step_while_arriving(use_inverse);
+            stream_.join_feeders();
+        } else {
+            apply_panel(k, use_inverse, live_end);
+            update(k, live_end);
+        }
         host_work(k);
     }
     stream_.finish(std::min(plan_.rows(), plan_.cols()));
@@ -106,6 +113,42 @@ bool LuSteps::finish_panel(int64_t k) {
     return use_inverse;
 }
 
+void LuSteps::deliver_panel(int64_t k, bool use_inverse, int d,
+                            std::vector<std::pair<int, Event>>& panel_reads) {
+    const int64_t j = plan_.block_begin(k);
+    const int width = plan_.panel_width(k);
+    const int64_t panel_rows = m_ - j;
+    const int owner = plan_.owner(k);
+    const int step = static_cast<int>(k);
+    Device& dev = *devices_[d];
+    if (plan_.panel_on_device(k) && d == owner) {
+        // In order after step k-1's update, the last reader of the workspace.
+        ctx_.timed(d, Queue::compute, "take panel", step, [&](Device& x) {
+            x.take_panel(Queue::compute, j, plan_.local_begin(d, j), panel_rows, width);
+        });
+    } else if (plan_.panel_on_device(k) && peer_panels_) {
+        // Straight from the owner's storage, once it has factored the panel.
+        if (update_done_[d] >= 0) dev.wait(Queue::transfer, update_done_[d]);
+        const int64_t c_owner = plan_.local_begin(owner, j);
+        ctx_.timed(d, Queue::transfer, "peer panel", step, [&](Device& x) {
+            x.take_panel_from(Queue::transfer, *devices_[owner], panel_ready_, j, c_owner,
+                              panel_rows, width);
+        });
+        received_[k % 2][d] = dev.record(Queue::transfer);
+        dev.wait(Queue::compute, received_[k % 2][d]);
+        panel_reads.emplace_back(d, received_[k % 2][d]);
+    } else {
+        // The workspace is about to be overwritten: step k-1 must be done reading it.
+        if (update_done_[d] >= 0) dev.wait(Queue::transfer, update_done_[d]);
+        ctx_.timed(d, Queue::transfer, "upload", step, [&](Device& x) {
+            x.receive_panel(Queue::transfer, panel_buffers_[k % 2].data(), ldp_, panel_rows,
+                            width, use_inverse ? inverse_buffers_[k % 2].data() : nullptr, width);
+        });
+        received_[k % 2][d] = dev.record(Queue::transfer);
+        dev.wait(Queue::compute, received_[k % 2][d]);
+    }
+}
+
 void LuSteps::apply_panel(int64_t k, bool use_inverse, int64_t live_end) {
     const int64_t j = plan_.block_begin(k);
     const int width = plan_.panel_width(k);
@@ -121,33 +164,7 @@ void LuSteps::apply_panel(int64_t k, bool use_inverse, int64_t live_end) {
         const int64_t c_panel = plan_.local_begin(d, j);
         const int64_t c_right = plan_.local_begin(d, j + width);
         const int64_t right_cols = plan_.local_begin(d, live_end) - c_right;
-        if (device_panel && d == owner) {
-            // In order after step k-1's update, the last reader of the workspace.
-            ctx_.timed(d, Queue::compute, "take panel", step, [&](Device& x) {
-                x.take_panel(Queue::compute, j, c_panel, panel_rows, width);
-            });
-        } else if (device_panel && peer_panels_) {
-            // Straight from the owner's storage, once it has factored the panel.
-            if (update_done_[d] >= 0) dev.wait(Queue::transfer, update_done_[d]);
-            const int64_t c_owner = plan_.local_begin(owner, j);
-            ctx_.timed(d, Queue::transfer, "peer panel", step, [&](Device& x) {
-                x.take_panel_from(Queue::transfer, *devices_[owner], panel_ready_, j, c_owner,
-                                  panel_rows, width);
-            });
-            received_[k % 2][d] = dev.record(Queue::transfer);
-            dev.wait(Queue::compute, received_[k % 2][d]);
-            panel_reads.emplace_back(d, received_[k % 2][d]);
-        } else {
-            // The workspace is about to be overwritten: step k-1 must be done reading it.
-            if (update_done_[d] >= 0) dev.wait(Queue::transfer, update_done_[d]);
-            ctx_.timed(d, Queue::transfer, "upload", step, [&](Device& x) {
-                x.receive_panel(Queue::transfer, panel_buffers_[k % 2].data(), ldp_, panel_rows,
-                                width, use_inverse ? inverse_buffers_[k % 2].data() : nullptr,
-                                width);
-            });
-            received_[k % 2][d] = dev.record(Queue::transfer);
-            dev.wait(Queue::compute, received_[k % 2][d]);
-        }
+        deliver_panel(k, use_inverse, d, panel_reads);
         // The swaps below move rows of earlier panels' columns, which other
         // devices may still be reading.
         for (const auto& [reader, read] : peer_reads_[d])
@@ -166,6 +183,60 @@ void LuSteps::apply_panel(int64_t k, bool use_inverse, int64_t live_end) {
         stream_.rows_final(d, dev.record(Queue::compute), j, width, step);
     }
     peer_reads_[owner].insert(peer_reads_[owner].end(), panel_reads.begin(), panel_reads.end());
+}
+
+// Step 0 while the blocks are still being uploaded (several devices): each
+// block gets its swaps, U12 and update as soon as it has arrived, the next
+// panel's block first, so that the devices compute during the distribution and
+// panel 1 is factored early. The same operations as apply_panel() + update(),
+// block by block.
+void LuSteps::first_step_while_arriving(bool use_inverse) {
+    const int width = plan_.panel_width(0);
+    const int owner = plan_.owner(0);
+    const int64_t rows_below = m_ - width;
+    const bool has_next = plan_.steps() > 1;
+    const bool look_ahead = has_next && settings_.lookahead > 0;
+    std::vector<std::pair<int, Event>> panel_reads;
+    for (int d = 0; d < static_cast<int>(devices_.size()); ++d) deliver_panel(0, use_inverse, d, panel_reads);
+    if (!plan_.panel_on_device(0)) {  // the CPU's panel into its block, once that has arrived
+        Device& dev = *devices_[owner];
+        dev.wait(Queue::compute, stream_.arrival(0));
+        ctx_.timed(owner, Queue::compute, "swap", 0, [&](Device& x) {
+            x.store_panel(Queue::compute, 0, 0, m_, width);
+        });
+    }
+    // The columns right of the panel block by block, the look-ahead block first.
+    // (Block 0 reaches past the panel only when the panel takes every row.)
+    std::vector<int64_t> order;
+    if (look_ahead) order.push_back(1);
+    if (plan_.block_width(0) > width) order.push_back(0);
+    for (int64_t b = look_ahead ? 2 : 1; b < plan_.blocks(); ++b) order.push_back(b);
+    for (int64_t b : order) {
+        const int d = plan_.owner(b);
+        Device& dev = *devices_[d];
+        const int64_t first = b == 0 ? width : plan_.block_begin(b);
+        const int64_t c = plan_.local_begin(d, first);
+        const int64_t w = plan_.block_begin(b) + plan_.block_width(b) - first;
+        dev.wait(Queue::compute, stream_.arrival(b));
+        ctx_.timed(d, Queue::compute, "swap", 0, [&](Device& x) {
+            x.swap_rows(Queue::compute, c, w, 0, width, ipiv_.data());
+        });
+        ctx_.timed(d, Queue::compute, "u12", 0, [&](Device& x) {
+            x.form_u12(Queue::compute, 0, width, c, w, use_inverse);
+        });
+        const bool next_block = look_ahead && b == 1;
+        ctx_.timed(d, Queue::compute, next_block ? "lookahead" : "update", 0, [&](Device& x) {
+            x.update_trailing(Queue::compute, 0, width, rows_below, c, w);
+        });
+        if (next_block) prepare_panel(1, dev.record(Queue::compute));
+    }
+    for (int d = 0; d < static_cast<int>(devices_.size()); ++d) {
+        Device& dev = *devices_[d];
+        stream_.rows_final(d, dev.record(Queue::compute), 0, width, 0);
+        update_done_[d] = dev.record(Queue::compute);
+    }
+    peer_reads_[owner].insert(peer_reads_[owner].end(), panel_reads.begin(), panel_reads.end());
+    if (has_next && !look_ahead) prepare_panel(1, update_done_[plan_.owner(1)]);
 }
 
 // A22 -= L21 U12. With look-ahead the next panel's block goes first and is

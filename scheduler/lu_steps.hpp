@@ -40,8 +40,14 @@ private:
     // Panel k available on the host side: its pivots (in ipiv_), info, and
     // whether U12 uses inv(L11).
     bool finish_panel(int64_t k);
+    // Device d: panel k into its workspace (taken, read from its owner, or
+    // received from the host); peer reads of it are added to panel_reads.
+    void deliver_panel(int64_t k, bool use_inverse, int d,
+                       std::vector<std::pair<int, Event>>& panel_reads);
     // Every device: the panel into its workspace, the interchanges, U12.
     void apply_panel(int64_t k, bool use_inverse, int64_t live_end);
+    // Step 0 block by block as the blocks arrive (MatrixStream::arriving()).
+    void first_step_while_arriving(bool use_inverse);
     // Look-ahead and trailing update of step k; then the next panel set going.
     void update(int64_t k, int64_t live_end);
     // Panel k on its way: factored by its owner (and copied to the host for

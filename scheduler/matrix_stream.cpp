@@ -4,8 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <exception>
-#include <thread>
+#include <string>
+
+#include "tandem/tandem.hpp"
 
 namespace tandem {
 
@@ -23,58 +24,90 @@ MatrixStream::MatrixStream(StepContext& ctx, float* a, int64_t lda, const std::v
 
 int64_t MatrixStream::live_end_column() const { return ctx_.plan.block_begin(live_); }
 
+MatrixStream::~MatrixStream() {
+    for (std::thread& t : feeders_) t.join();  // they only read A and use the copy queues
+}
+
 void MatrixStream::start() {
     if (defer_uploads_ || ctx_.devices.size() == 1) {
         ensure_live(defer_uploads_ ? 2 : ctx_.plan.blocks(), 0, -1);
         return;
     }
-    ctx_.host_timed("host", "distribute", -1, [&] { distribute_in_parallel(); });
-    live_ = ctx_.plan.blocks();
-}
-
-// One host thread per device, each with its share of the OpenMP threads, so
-// that the devices' bounce-buffer pipelines (host copy, then the copy engine)
-// run side by side: one thread feeding two H200s in turn moved 37 GB/s, two
-// feeders 55 GB/s (tools/probes/host_copy_probe.cu, docs/PERFORMANCE.md).
-// Each device is used by its feeder alone until all have joined.
-void MatrixStream::distribute_in_parallel() {
-    const BlockingPlan& plan = ctx_.plan;
+    // One host thread per device, each with its share of the OpenMP threads, so
+    // that the devices' bounce-buffer pipelines (host copy, then the copy
+    // engine) run side by side: one thread feeding two H200s in turn moved
+    // 37 GB/s, two 78 GB/s (docs/PERFORMANCE.md). They publish each block's
+    // upload event; the first step runs on the blocks that have arrived.
     const int count = static_cast<int>(ctx_.devices.size());
     const int threads = std::max(1, omp_get_max_threads() / count);
-    std::vector<std::vector<DeviceSpan>> spans(static_cast<size_t>(count));
-    std::vector<std::exception_ptr> errors(static_cast<size_t>(count));
-    auto feed = [&](int d) {
-        try {
-            omp_set_num_threads(threads);  // this thread's parallel regions (the host copies)
-            Device& dev = *ctx_.devices[d];
-            for (int64_t b = 0; b < plan.blocks(); ++b) {
-                if (plan.owner(b) != d) continue;
-                const Event begin = dev.record(Queue::copy);
-                dev.upload(Queue::copy, a_ + plan.block_begin(b) * lda_, lda_, 0,
-                           plan.local_begin(d, plan.block_begin(b)), plan.rows(),
-                           plan.block_width(b));
-                spans[d].push_back({d, Queue::copy, "distribute", -1, begin, dev.record(Queue::copy)});
-            }
-            dev.wait(Queue::compute, dev.record(Queue::copy));
-        } catch (...) {
-            errors[d] = std::current_exception();
-        }
-    };
-    std::vector<std::thread> feeders;
+    arrivals_.assign(static_cast<size_t>(ctx_.plan.blocks()), -1);
+    feed_errors_.assign(static_cast<size_t>(count), nullptr);
+    feed_spans_.assign(static_cast<size_t>(count), {});
+    feed_start_ = feed_end_ = ctx_.host_seconds();
+    live_ = ctx_.plan.blocks();
     try {
-        for (int d = 0; d < count; ++d) feeders.emplace_back(feed, d);
-    } catch (...) {  // no thread to be had: the rest in this one, one device after another
-        const int started = static_cast<int>(feeders.size());
-        for (std::thread& t : feeders) t.join();
-        feeders.clear();
+        for (int d = 0; d < count; ++d) feeders_.emplace_back([this, d, threads] { feed(d, threads); });
+    } catch (...) {  // no thread to be had: the rest on this one, one device after another
         const int saved = omp_get_max_threads();
-        for (int d = started; d < count; ++d) feed(d);
+        for (int d = static_cast<int>(feeders_.size()); d < count; ++d) feed(d, threads);
         omp_set_num_threads(saved);
     }
-    for (std::thread& t : feeders) t.join();
-    for (const std::vector<DeviceSpan>& s : spans) ctx_.spans.insert(ctx_.spans.end(), s.begin(), s.end());
-    for (const std::exception_ptr& e : errors)
+}
+
+void MatrixStream::feed(int d, int threads) {
+    const BlockingPlan& plan = ctx_.plan;
+    try {
+        omp_set_num_threads(threads);  // this thread's parallel regions (the host copies)
+        Device& dev = *ctx_.devices[d];
+        for (int64_t b = d; b < plan.blocks(); b += plan.num_devices()) {
+            const Event begin = dev.record(Queue::copy);
+            dev.upload(Queue::copy, a_ + plan.block_begin(b) * lda_, lda_, 0,
+                       plan.local_begin(d, plan.block_begin(b)), plan.rows(), plan.block_width(b));
+            const Event end = dev.record(Queue::copy);
+            feed_spans_[d].push_back({d, Queue::copy, "distribute", -1, begin, end});
+            {
+                std::lock_guard<std::mutex> lock(feed_mutex_);
+                arrivals_[static_cast<size_t>(b)] = end;
+                feed_end_ = std::max(feed_end_, ctx_.host_seconds());
+            }
+            fed_.notify_all();
+        }
+    } catch (...) {
+        {
+            std::lock_guard<std::mutex> lock(feed_mutex_);
+            feed_errors_[d] = std::current_exception();
+            feed_failed_ = true;
+        }
+        fed_.notify_all();
+    }
+}
+
+Event MatrixStream::arrival(int64_t b) {
+    {
+        std::unique_lock<std::mutex> lock(feed_mutex_);
+        fed_.wait(lock, [&] { return arrivals_[static_cast<size_t>(b)] >= 0 || feed_failed_; });
+        if (!feed_failed_) return arrivals_[static_cast<size_t>(b)];
+    }
+    join_feeders();  // rethrows the upload's error
+    throw Error(TANDEM_ERROR_INTERNAL, "MatrixStream: block " + std::to_string(b) + " was not uploaded");
+}
+
+void MatrixStream::join_feeders() {
+    for (std::thread& t : feeders_) t.join();
+    feeders_.clear();
+    for (std::vector<DeviceSpan>& s : feed_spans_) {
+        ctx_.spans.insert(ctx_.spans.end(), s.begin(), s.end());
+        s.clear();
+    }
+    if (!arrivals_.empty())  // the uploads, on threads of their own: a lane of their own
+        ctx_.host_spans.push_back({"distribute", "distribute", -1, feed_start_, feed_end_});
+    for (const std::exception_ptr& e : feed_errors_)
         if (e) std::rethrow_exception(e);
+    // Every queue after every upload (the first step's work waited block by block).
+    for (int64_t b = 0; b < static_cast<int64_t>(arrivals_.size()); ++b)
+        for (Queue q : {Queue::compute, Queue::transfer})
+            ctx_.devices[ctx_.plan.owner(b)]->wait(q, arrivals_[static_cast<size_t>(b)]);
+    arrivals_.clear();
 }
 
 void MatrixStream::ensure_live(int64_t count, int64_t j, int step) {
@@ -157,6 +190,7 @@ bool MatrixStream::advance(int64_t j, int step) {
 
 void MatrixStream::finish(int64_t kmax) {
     const BlockingPlan& plan = ctx_.plan;
+    if (arriving()) join_feeders();  // no step ran
     if (stream_gathers_) {
         ensure_live(plan.blocks(), kmax, -1);  // blocks right of the last panel (m < n)
         if (plan.rows() > kmax)                // rows below the last panel (m > n)

@@ -3,12 +3,16 @@
 //
 // Eager (Options::stream_matrix off): every block column is uploaded before the
 // first step and the factors are gathered after the last, as in the seed design.
+// With several devices (streamed or not) every block is uploaded at the start,
+// by one host thread per device, and the first step runs on each block as it
+// arrives (LuSteps::first_step_while_arriving).
 //
 // Streamed: the matrix is a few GB at the sizes that matter, and copying it
 // each way takes as long as a large part of the factorization (pageable host
 // memory, about 25 GB/s on the H200 machine). So:
 //  * Upload (one device only: a catch-up needs all of L on the device): only
-//    the block columns the next steps need are uploaded up front; the rest follow while the device computes. A block arriving after j
+//    the block columns the next steps need are uploaded up front; the rest
+//    follow while the device computes. A block arriving after j
 //    columns have been factored is brought up to date in one left-looking
 //    step (Device::catch_up: its row interchanges, a TRSM with L(0:j, 0:j) and
 //    one large product), which costs the flops the skipped right-looking updates
@@ -27,9 +31,13 @@
 #ifndef TANDEM_SCHEDULER_MATRIX_STREAM_HPP
 #define TANDEM_SCHEDULER_MATRIX_STREAM_HPP
 
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "scheduler/factor_collector.hpp"
@@ -44,8 +52,22 @@ public:
     MatrixStream(StepContext& ctx, float* a, int64_t lda, const std::vector<int>& ipiv,
                  bool streamed);
 
-    // Uploads every block, or the first two when uploads are deferred.
+    // Waits for the upload threads, if any are left (after a failure).
+    ~MatrixStream();
+    MatrixStream(const MatrixStream&) = delete;
+    MatrixStream& operator=(const MatrixStream&) = delete;
+
+    // Uploads every block, or the first two when uploads are deferred. With
+    // several devices (eager) the uploads run on host threads of their own
+    // after this returns: see arriving().
     void start();
+    // Several devices: blocks are still being uploaded. Device work on block b
+    // must then wait for arrival(b) on its queue; join_feeders() ends this.
+    bool arriving() const { return !arrivals_.empty(); }
+    // The event after block b's upload on its device, once issued (waits for it).
+    Event arrival(int64_t b);
+    // Waits for the upload threads; every queue then waits for every block.
+    void join_feeders();
     // Blocks [0, live_blocks()) are on their devices; columns from
     // live_end_column() on are not (n when every block is).
     int64_t live_blocks() const { return live_; }
@@ -76,8 +98,8 @@ public:
 private:
     using Piece = FactorPiece;
     static constexpr int64_t kPieceFloats = FactorCollector::kPieceFloats;  // under 1 ms of copying
-    // Several devices, eager: every block, one host thread per device.
-    void distribute_in_parallel();
+    // Several devices, eager: device d's blocks in order (run on a thread of its own).
+    void feed(int d, int threads);
     void upload_block(int64_t b, int64_t j, int step);  // issue_upload, timed on the host
     void issue_upload(int64_t b, int64_t j, int step);
     void add_piece(const Piece& piece);
@@ -92,6 +114,15 @@ private:
     bool stream_gathers_;  // streamed
     int64_t live_ = 0;
     std::deque<Piece> pending_;  // one device: final, not yet copied out
+    // The upload threads (several devices) and what they publish.
+    std::vector<std::thread> feeders_;
+    std::mutex feed_mutex_;
+    std::condition_variable fed_;
+    std::vector<Event> arrivals_;              // per block, -1 until issued (feed_mutex_)
+    std::vector<std::exception_ptr> feed_errors_;  // per device (feed_mutex_)
+    bool feed_failed_ = false;                     // (feed_mutex_)
+    double feed_start_ = 0.0, feed_end_ = 0.0;     // host seconds, for the timeline (feed_mutex_)
+    std::vector<std::vector<DeviceSpan>> feed_spans_;  // per device, that thread's own
     std::unique_ptr<FactorCollector> collector_;  // several devices, streamed
     bool wrote_ = false;
 };

@@ -306,6 +306,27 @@ TEST_P(HybridScheduler, PeerAndHostPanelPathsGiveTheSameFactors) {
     }
 }
 
+// Fewer rows than one block is wide: the only panel takes every row and the
+// first block reaches past it (the first step then updates its remaining
+// columns too), on one to three devices.
+TEST_P(HybridScheduler, FewerRowsThanABlockOnSeveralDevices) {
+    const uint64_t seed = test_seed();
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    for (int devices : {1, 2, 3}) {
+        if (!have_devices(devices)) continue;
+        for (int m : {1, 20}) {
+            const int n = 100;
+            SCOPED_TRACE("devices=" + std::to_string(devices) + " m=" + std::to_string(m));
+            const auto a = make_matrix(m, n, m, MatrixKind::random, seed + m);
+            const Factored f = factor(m, n, a, host_options(32, 1, devices));
+            const Factored lapack = factor_with_lapack(m, n, a);
+            EXPECT_EQ(f.info, lapack.info);
+            EXPECT_EQ(f.ipiv, lapack.ipiv);
+            EXPECT_LT(residual(m, n, a, f), kResidualBound);
+        }
+    }
+}
+
 // Devices are kept between calls; releasing them must leave the next call working.
 TEST_P(HybridScheduler, CallsBeforeAndAfterReleasingResources) {
     const uint64_t seed = test_seed();

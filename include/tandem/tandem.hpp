@@ -104,8 +104,10 @@ struct Options {
 // One interval of the factorization's timeline, in seconds from the call's start.
 struct TimelineSpan {
     // "cpu" (CPU panels), "host" (the host's side of the matrix's copies and its
-    // waits for the devices), "gather" (several devices: the host thread that
-    // copies the factors into A), "<device> compute", "<device> transfer", "<device> copy"
+    // waits for the devices), and with several devices the host threads of their
+    // own: "distribute" (the upload threads, one span from start to the last
+    // block) and "gather" (the thread that copies the factors into A);
+    // "<device> compute", "<device> transfer", "<device> copy"
     std::string lane;
     std::string phase;  // "panel", "upload", "swap", "u12", "lookahead", "update", "download",
                         // "distribute", "gather", "catch up", "wait", ...

@@ -10,8 +10,9 @@ if [ "${PROBE_GIB:-4}" != 0 ]; then
     build/host_copy_probe "${PROBE_GIB:-4}" 3 > $OUT/host-copy.log 2>&1; tail -3 $OUT/host-copy.log
 fi
 SIZES=${SIZES:-32768,65536}
-for run in "1 1" "2 1" "2 0"; do
-  set -- $run
+# RUNS: GPUS:PEER pairs (default: one GPU, two with peer copies, two without).
+for run in ${RUNS:-1:1 2:1 2:0}; do
+  set -- ${run/:/ }
   extra=""; [ $1 = 2 ] && [ $2 = 1 ] && extra="--trace $OUT/trace-2gpu.json"
   echo "== gpus $1 peer $2 $(date -u +%H:%M:%S)"
   build/bench/tandem-bench lu --sizes $SIZES --gpus $1 --peer $2 --cpu-max-n 0 --repeats ${REPEATS:-1} $extra 2>&1 | grep -E "^n=|^ *[0-9]+ "
