@@ -161,14 +161,18 @@ void Solver::solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t 
         }
         return;
     }
-    // Factors on the host. They go to a GPU only when the caller asked for it
-    // or there are many right-hand sides (moving n^2 floats pays only then),
-    // never after a CPU fallback, and never for factors that were spread over
-    // several GPUs (gathered on the host already; one GPU may not hold them).
+    // Factors on the host. They go to a GPU when the caller asked for it or
+    // there are many right-hand sides (moving n^2 floats pays only then), or
+    // when several GPUs factored them: they are in A already, and uploading them
+    // to the first GPU and solving there beat LAPACK's sgetrs on the host 4x at
+    // n = 65536 with one right-hand side (0.44 s against 1.76 s, two H200s,
+    // tools/probes/solve_choice.cpp, docs/PERFORMANCE.md); the solve with the
+    // factors left distributed would be a chain of n / nb small steps across
+    // the GPUs. Never after a CPU fallback.
     const bool several_devices = lease_ && lease_->devices().size() > 1;
     const bool on_device =
-        choice_.backend != Backend::cpu && !fell_back_ && !several_devices &&
-        (choice_.explicit_request || nrhs >= kMinRhsForDeviceSolve);
+        choice_.backend != Backend::cpu && !fell_back_ &&
+        (choice_.explicit_request || several_devices || nrhs >= kMinRhsForDeviceSolve);
     if (!on_device) {
         solve_on_cpu(op, n, nrhs, a, lda, ipiv, b, ldb, report);
         return;
@@ -187,7 +191,10 @@ void Solver::solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t 
     } catch (const std::bad_alloc&) {
         throw Error(TANDEM_ERROR_OUT_OF_MEMORY, "tandem: out of host memory in sgetrs");
     } catch (const Error& e) {
-        if (!may_fall_back(e)) throw failed_in_device_solve(e);
+        // Factors of several GPUs need not fit on one: then the CPU solves.
+        const bool too_large_for_one =
+            several_devices && e.code() == TANDEM_ERROR_OUT_OF_MEMORY && options_.allow_cpu_fallback;
+        if (!may_fall_back(e) && !too_large_for_one) throw failed_in_device_solve(e);
         solve_on_cpu(op, n, nrhs, a, lda, ipiv, b, ldb, report);  // B untouched: allocate failed
         report.message = std::string("CPU fallback: ") + e.what();
     }

@@ -24,8 +24,10 @@ public:
     // op(A) X = B (column-major) with the factors in a/ipiv; after factor() of a
     // square matrix on one device the factors already there are used instead.
     // Otherwise it runs on the chosen backend's first device, except that
-    // backend automatic solves fewer than kMinRhsForDeviceSolve columns on the CPU,
-    // and factors from a CPU fallback or from several devices are solved on the CPU.
+    // backend automatic solves fewer than kMinRhsForDeviceSolve columns on the
+    // CPU (unless the factors came from several devices), and factors from a CPU
+    // fallback are solved on the CPU. Factors from several devices go to the
+    // first one whole (the CPU takes over if they do not fit there).
     void solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t lda,
                const int* ipiv, float* b, int64_t ldb, Report& report);
 
