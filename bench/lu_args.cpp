@@ -19,6 +19,17 @@ bool parse_int(const std::string& text, long long low, long long high, long long
     return true;
 }
 
+// An option that is 0 or 1 (`name` for the message).
+bool parse_switch(const std::string& name, const std::string& value, bool& on, std::string& error) {
+    long long number = 0;
+    if (!parse_int(value, 0, 1, number)) {
+        error = name + ": '" + value + "' is not 0 or 1";
+        return false;
+    }
+    on = number == 1;
+    return true;
+}
+
 bool parse_sizes(const std::string& text, std::vector<int>& sizes, std::string& error) {
     sizes.clear();
     std::size_t begin = 0;
@@ -174,17 +185,9 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
                 return false;
             }
         } else if (name == "--stream") {
-            if (!parse_int(value, 0, 1, number)) {
-                error = "--stream: '" + value + "' is not 0 or 1";
-                return false;
-            }
-            out.options.stream_matrix = number == 1;
+            if (!parse_switch(name, value, out.options.stream_matrix, error)) return false;
         } else if (name == "--peer") {
-            if (!parse_int(value, 0, 1, number)) {
-                error = "--peer: '" + value + "' is not 0 or 1";
-                return false;
-            }
-            out.options.peer_copies = number == 1;
+            if (!parse_switch(name, value, out.options.peer_copies, error)) return false;
         } else if (name == "--nb") {
             if (!parse_int(value, 0, 65536, number)) {
                 error = "--nb: '" + value + "' is not a block size in 0..65536 (0 = automatic)";
@@ -192,11 +195,9 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
             }
             out.options.block_size = static_cast<int>(number);
         } else if (name == "--lookahead") {
-            if (!parse_int(value, 0, 1, number)) {
-                error = "--lookahead: '" + value + "' is not 0 or 1";
-                return false;
-            }
-            out.options.lookahead = static_cast<int>(number);
+            bool on = false;
+            if (!parse_switch(name, value, on, error)) return false;
+            out.options.lookahead = on ? 1 : 0;
         } else if (name == "--gpus") {
             if (!parse_int(value, 0, 1024, number)) {
                 error = "--gpus: '" + value + "' is not a device count in 0..1024 (0 = all)";

@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tandem/tandem.hpp"
 
@@ -152,6 +153,15 @@ public:
     // e must have completed.
     virtual double seconds_at(Event e) = 0;
 };
+
+// Whether each device can read every other one directly (false for fewer than two).
+inline bool devices_read_each_other(const std::vector<Device*>& devices) {
+    if (devices.size() < 2) return false;
+    for (Device* reader : devices)
+        for (Device* source : devices)
+            if (reader != source && !reader->can_read(*source)) return false;
+    return true;
+}
 
 // Defaults for devices without peer reads: calling them is a scheduler bug.
 inline void Device::take_panel_from(Queue, Device& source, Event, int64_t, int64_t, int64_t, int) {

@@ -31,12 +31,9 @@ LuSteps::LuSteps(StepContext& ctx, const HybridSettings& settings, float* a, int
       received_{std::vector<Event>(ctx.devices.size(), -1),
                 std::vector<Event>(ctx.devices.size(), -1)},
       update_done_(ctx.devices.size(), -1),
-      peer_panels_(settings.peer_panels && ctx.devices.size() > 1),
+      peer_panels_(settings.peer_panels && devices_read_each_other(ctx.devices)),
       peer_reads_(ctx.devices.size()) {
     report_.inverse_steps = report_.trsm_steps = report_.device_panel_steps = 0;
-    for (Device* reader : devices_)
-        for (Device* source : devices_)
-            if (reader != source) peer_panels_ = peer_panels_ && reader->can_read(*source);
 }
 
 LuSteps::~LuSteps() {

@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cstring>
 #include <string>
 
 #include "tandem/tandem.hpp"
@@ -103,10 +102,11 @@ void MatrixStream::join_feeders() {
         ctx_.host_spans.push_back({"distribute", "distribute", -1, feed_start_, feed_end_});
     for (const std::exception_ptr& e : feed_errors_)
         if (e) std::rethrow_exception(e);
-    // Every queue after every upload (the first step's work waited block by block).
+    // The compute queues after every upload. The first step's work waited block
+    // by block already; this covers a call with no step (finish()). Every other
+    // queue's work on the storage waits for a compute event.
     for (int64_t b = 0; b < static_cast<int64_t>(arrivals_.size()); ++b)
-        for (Queue q : {Queue::compute, Queue::transfer})
-            ctx_.devices[ctx_.plan.owner(b)]->wait(q, arrivals_[static_cast<size_t>(b)]);
+        ctx_.devices[ctx_.plan.owner(b)]->wait(Queue::compute, arrivals_[static_cast<size_t>(b)]);
     arrivals_.clear();
 }
 

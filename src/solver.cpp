@@ -67,11 +67,7 @@ HybridSettings Solver::hybrid_settings(int64_t m, int64_t n, const std::vector<D
         request.block_size = options_.block_size;
         request.placement = options_.placement;
         request.streamed = options_.stream_matrix;
-        request.peer_panels = options_.peer_copies && num_devices > 1;
-        for (Device* reader : devices)
-            for (Device* source : devices)
-                if (reader != source)
-                    request.peer_panels = request.peer_panels && reader->can_read(*source);
+        request.peer_panels = options_.peer_copies && devices_read_each_other(devices);
         const StepPlan steps = plan_steps(source.model, request);
         settings.widths = steps.widths;
         settings.sites = steps.sites;

@@ -29,15 +29,7 @@
 #include <thread>
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                      \
-    do {                                                                                      \
-        cudaError_t e_ = (call);                                                              \
-        if (e_ != cudaSuccess) {                                                              \
-            std::fprintf(stderr, "%s:%d: %s failed: %s (%d: %s)\n", __FILE__, __LINE__, #call, \
-                         cudaGetErrorName(e_), int(e_), cudaGetErrorString(e_));              \
-            std::exit(1);                                                                     \
-        }                                                                                     \
-    } while (0)
+#include "probe_check.cuh"
 
 #define MG_CHECK(call)                                                                        \
     do {                                                                                      \
@@ -83,21 +75,21 @@ struct Dist {  // 1-D column block cyclic map of an n x n matrix onto G devices
 static void upload(const Dist& d, const std::vector<int>& devs, const float* h,
                    const std::vector<float*>& dA) {
     for (int p = 0; p < d.G; ++p) {
-        CUDA_CHECK(cudaSetDevice(devs[p]));
+        CHECK(cudaSetDevice(devs[p]));
         for (int64_t b = p, k = 0; b < d.tiles(); b += d.G, ++k)
-            CUDA_CHECK(cudaMemcpyAsync(dA[p] + k * d.T * d.n, h + b * d.T * d.n,
+            CHECK(cudaMemcpyAsync(dA[p] + k * d.T * d.n, h + b * d.T * d.n,
                                        sizeof(float) * d.n * d.cols(b), cudaMemcpyHostToDevice, 0));
     }
     for (int p = 0; p < d.G; ++p) {
-        CUDA_CHECK(cudaSetDevice(devs[p]));
-        CUDA_CHECK(cudaDeviceSynchronize());
+        CHECK(cudaSetDevice(devs[p]));
+        CHECK(cudaDeviceSynchronize());
     }
 }
 
 static void sync_all(const std::vector<int>& devs) {
     for (int dv : devs) {
-        CUDA_CHECK(cudaSetDevice(dv));
-        CUDA_CHECK(cudaDeviceSynchronize());
+        CHECK(cudaSetDevice(dv));
+        CHECK(cudaDeviceSynchronize());
     }
 }
 
@@ -130,7 +122,7 @@ int main(int argc, char** argv) {
     if (T <= 0 || repeats <= 0 || G < 0) { std::fprintf(stderr, "bad arguments\n"); return 2; }
 
     int count = 0;
-    CUDA_CHECK(cudaGetDeviceCount(&count));  // no GPU/driver: clean error and exit 1 here
+    CHECK(cudaGetDeviceCount(&count));  // no GPU/driver: clean error and exit 1 here
     if (G == 0) G = count;
     if (G > count) { std::fprintf(stderr, "--gpus %d but only %d visible\n", G, count); return 1; }
     std::vector<int> devs(G);
@@ -138,15 +130,15 @@ int main(int argc, char** argv) {
 
     // Peer access both ways between every pair (the library moves panels peer to peer).
     for (int p = 0; p < G; ++p) {
-        CUDA_CHECK(cudaSetDevice(devs[p]));
+        CHECK(cudaSetDevice(devs[p]));
         for (int q = 0; q < G; ++q) {
             int ok = 0;
             if (p == q) continue;
-            CUDA_CHECK(cudaDeviceCanAccessPeer(&ok, devs[p], devs[q]));
+            CHECK(cudaDeviceCanAccessPeer(&ok, devs[p], devs[q]));
             if (!ok) { std::printf("note: no peer access %d -> %d\n", devs[p], devs[q]); continue; }
             cudaError_t e = cudaDeviceEnablePeerAccess(devs[q], 0);
             if (e == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();  // clear it
-            else CUDA_CHECK(e);
+            else CHECK(e);
         }
     }
 
@@ -180,18 +172,18 @@ int main(int argc, char** argv) {
         std::vector<int*> dPiv(G, nullptr);
         const size_t local = size_t(d.tiles_per_dev()) * size_t(T);  // local columns (padded)
         for (int p = 0; p < G; ++p) {
-            CUDA_CHECK(cudaSetDevice(devs[p]));
-            CUDA_CHECK(cudaMalloc(&dA[p], sizeof(float) * local * size_t(n)));
-            CUDA_CHECK(cudaMalloc(&dPiv[p], sizeof(int) * local));
-            CUDA_CHECK(cudaMemset(dA[p], 0, sizeof(float) * local * size_t(n)));  // padding
+            CHECK(cudaSetDevice(devs[p]));
+            CHECK(cudaMalloc(&dA[p], sizeof(float) * local * size_t(n)));
+            CHECK(cudaMalloc(&dPiv[p], sizeof(int) * local));
+            CHECK(cudaMemset(dA[p], 0, sizeof(float) * local * size_t(n)));  // padding
         }
         int64_t lwork = 0;  // elements of computeType per device
         MG_CHECK(cusolverMgGetrf_bufferSize(h, int(n), int(n), reinterpret_cast<void**>(dA.data()),
                                             1, 1, desc, dPiv.data(), CUDA_R_32F, &lwork));
         std::vector<void*> dWork(G, nullptr);
         for (int p = 0; p < G; ++p) {
-            CUDA_CHECK(cudaSetDevice(devs[p]));
-            CUDA_CHECK(cudaMalloc(&dWork[p], sizeof(float) * size_t(std::max<int64_t>(lwork, 1))));
+            CHECK(cudaSetDevice(devs[p]));
+            CHECK(cudaMalloc(&dWork[p], sizeof(float) * size_t(std::max<int64_t>(lwork, 1))));
         }
         std::printf("n=%lld G=%d tile=%lld: %.2f GiB/device matrix, lwork=%lld floats/device (%.2f GiB)\n",
                     (long long)n, G, (long long)T, sizeof(float) * local * n / 1073741824.0,
@@ -225,9 +217,9 @@ int main(int argc, char** argv) {
         const int64_t c0 = d.cols(0);
         std::vector<int> piv(c0);
         float u00 = 0.f;
-        CUDA_CHECK(cudaSetDevice(devs[0]));
-        CUDA_CHECK(cudaMemcpy(piv.data(), dPiv[0], sizeof(int) * c0, cudaMemcpyDeviceToHost));
-        CUDA_CHECK(cudaMemcpy(&u00, dA[0], sizeof(float), cudaMemcpyDeviceToHost));
+        CHECK(cudaSetDevice(devs[0]));
+        CHECK(cudaMemcpy(piv.data(), dPiv[0], sizeof(int) * c0, cudaMemcpyDeviceToHost));
+        CHECK(cudaMemcpy(&u00, dA[0], sizeof(float), cudaMemcpyDeviceToHost));
         bool range_ok = true;  // 1-based, and row i can only swap with a row at or below it
         for (int64_t i = 0; i < c0; ++i) range_ok &= piv[i] >= i + 1 && piv[i] <= n;
         const bool piv_ok = piv[0] == piv0 + 1;
@@ -240,13 +232,13 @@ int main(int argc, char** argv) {
         all_pass &= pass;
 
         for (int p = 0; p < G; ++p) {
-            CUDA_CHECK(cudaSetDevice(devs[p]));
-            CUDA_CHECK(cudaFree(dWork[p]));
-            CUDA_CHECK(cudaFree(dPiv[p]));
-            CUDA_CHECK(cudaFree(dA[p]));
+            CHECK(cudaSetDevice(devs[p]));
+            CHECK(cudaFree(dWork[p]));
+            CHECK(cudaFree(dPiv[p]));
+            CHECK(cudaFree(dA[p]));
         }
         MG_CHECK(cusolverMgDestroyMatrixDesc(desc));
-        if (pinned) CUDA_CHECK(cudaHostUnregister(hA.get()));
+        if (pinned) CHECK(cudaHostUnregister(hA.get()));
     }
     MG_CHECK(cusolverMgDestroyGrid(grid));
     MG_CHECK(cusolverMgDestroy(h));

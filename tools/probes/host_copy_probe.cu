@@ -24,14 +24,7 @@
 #include <thread>
 #include <vector>
 
-#define CHECK(x)                                                                \
-    do {                                                                        \
-        cudaError_t e_ = (x);                                                   \
-        if (e_ != cudaSuccess) {                                                \
-            std::printf("%s failed: %s\n", #x, cudaGetErrorString(e_));         \
-            std::exit(1);                                                       \
-        }                                                                       \
-    } while (0)
+#include "probe_check.cuh"
 
 constexpr size_t kLd = 65536;                      // floats per column: one column of n = 65536
 constexpr size_t kColBytes = kLd * sizeof(float);  // 256 KiB

@@ -11,14 +11,7 @@
 #include <thread>
 #include <vector>
 
-#define CHECK(x)                                                                          \
-    do {                                                                                  \
-        cudaError_t e_ = (x);                                                             \
-        if (e_ != cudaSuccess) {                                                          \
-            std::printf("%s failed: %s\n", #x, cudaGetErrorString(e_));                   \
-            std::exit(1);                                                                 \
-        }                                                                                 \
-    } while (0)
+#include "probe_check.cuh"
 
 double now() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();

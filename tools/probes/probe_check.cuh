@@ -1,0 +1,21 @@
+// The probes' check of a CUDA runtime call: print the call and the error, exit 1.
+// (Each probe is one file built alone with nvcc; this header is all they share.)
+#ifndef TANDEM_PROBES_PROBE_CHECK_CUH
+#define TANDEM_PROBES_PROBE_CHECK_CUH
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#define CHECK(call)                                                                           \
+    do {                                                                                      \
+        cudaError_t e_ = (call);                                                              \
+        if (e_ != cudaSuccess) {                                                              \
+            std::fprintf(stderr, "%s:%d: %s failed: %s (%d: %s)\n", __FILE__, __LINE__, #call, \
+                         cudaGetErrorName(e_), int(e_), cudaGetErrorString(e_));              \
+            std::exit(1);                                                                     \
+        }                                                                                     \
+    } while (0)
+
+#endif  // TANDEM_PROBES_PROBE_CHECK_CUH
