@@ -93,6 +93,9 @@ void print_lu_usage(std::ostream& os) {
           "                       and after them (default 1)\n"
           "  --peer P             several GPUs: 1: device-factored panels go GPU to GPU over\n"
           "                       the peer link where possible, 0: through host memory (default 1)\n"
+          "  --matrix M           where tandem's matrix is: host (tandem::sgetrf, timed with\n"
+          "                       the copies to the GPU and back) or gpu (tandem::sgetrf_gpu on\n"
+          "                       a copy already in GPU memory, timed as cuSOLVER is) (default host)\n"
           "  --plan               print tandem's plan (panel widths and sites) for each size\n"
           "  --gpus G             GPUs (backend gpu) or emulated devices (backend host),\n"
           "                       0 = all GPUs / one host device (default 0)\n"
@@ -135,7 +138,7 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
                                              "--gpus",  "--repeats", "--seed", "--cpu-max-n",
                                              "--csv",   "--plot",    "--trace",
                                              "--panel", "--gemm",    "--placement",
-                                             "--stream",  "--peer"};
+                                             "--stream",  "--peer",   "--matrix"};
         bool known = false;
         for (const char* option : valued) known = known || name == option;
         if (!known) {
@@ -186,6 +189,12 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
             }
         } else if (name == "--stream") {
             if (!parse_switch(name, value, out.options.stream_matrix, error)) return false;
+        } else if (name == "--matrix") {
+            if (value != "host" && value != "gpu") {
+                error = "--matrix: '" + value + "' is not one of host, gpu";
+                return false;
+            }
+            out.matrix_on_gpu = value == "gpu";
         } else if (name == "--peer") {
             if (!parse_switch(name, value, out.options.peer_copies, error)) return false;
         } else if (name == "--nb") {

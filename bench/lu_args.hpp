@@ -22,6 +22,7 @@ struct LuArgs {
     std::string csv_path;
     std::string plot_path;
     std::string trace_path;
+    bool matrix_on_gpu = false;   // time tandem::sgetrf_gpu on a copy in GPU memory
     bool show_plan = false;       // print tandem's plan (widths, sites) of each size
     bool help = false;
 };

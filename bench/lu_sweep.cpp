@@ -6,10 +6,12 @@
 #include <ctime>
 #include <exception>
 #include <iostream>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 
 #include "bench/baselines.hpp"
+#include "bench/device_matrix.hpp"
 #include "bench/lu_args.hpp"
 #include "bench/matrix_data.hpp"
 #include "bench/plot.hpp"
@@ -43,12 +45,23 @@ void measure_tandem(int n, const std::vector<float>& original, std::vector<float
                     SizeResult& result, tandem::Report& last_report) {
     std::vector<double> seconds;
     try {
+        std::unique_ptr<DeviceMatrix> on_gpu;
+        if (args.matrix_on_gpu) on_gpu = std::make_unique<DeviceMatrix>(original.size());
         warm_up_then_time(args.repeats, [&](bool timed) {
-            std::memcpy(work.data(), original.data(), original.size() * sizeof(float));
             tandem::Report report;
-            const double start = wall_seconds();
-            const int info = tandem::sgetrf(n, n, work.data(), n, ipiv.data(), args.options, &report);
-            const double stop = wall_seconds();
+            double start, stop;
+            int info;
+            if (on_gpu) {
+                on_gpu->copy_from_host(original.data());
+                start = wall_seconds();
+                info = tandem::sgetrf_gpu(n, n, on_gpu->data(), n, ipiv.data(), args.options, &report);
+                stop = wall_seconds();
+            } else {
+                std::memcpy(work.data(), original.data(), original.size() * sizeof(float));
+                start = wall_seconds();
+                info = tandem::sgetrf(n, n, work.data(), n, ipiv.data(), args.options, &report);
+                stop = wall_seconds();
+            }
             if (info != 0) {
                 throw std::runtime_error("tandem::sgetrf returned info = " + std::to_string(info) +
                                          (report.message.empty() ? "" : " (" + report.message + ")"));
@@ -56,6 +69,7 @@ void measure_tandem(int n, const std::vector<float>& original, std::vector<float
             if (timed) seconds.push_back(stop - start);
             last_report = std::move(report);
         });
+        if (on_gpu) on_gpu->copy_to_host(work.data());
     } catch (const std::exception& error) {
         mark_failed(result.tandem, error.what());
         return;
@@ -174,6 +188,7 @@ int run_lu_mode(const std::vector<std::string>& raw_args, const std::string& com
               << "command:   " << command_line << "\n"
               << "tandem:    backend " << args.backend_text << " -> " << resolved
               << ", nb " << (args.options.block_size ? std::to_string(args.options.block_size) : "auto")
+              << ", matrix in " << (args.matrix_on_gpu ? "GPU memory (sgetrf_gpu)" : "host memory (sgetrf)")
               << ", lookahead " << args.options.lookahead << ", devices "
               << (args.options.num_devices ? std::to_string(args.options.num_devices) : "default") << "\n"
               << "machine:   " << std::thread::hardware_concurrency() << " hardware threads, "
@@ -214,7 +229,7 @@ int run_lu_mode(const std::vector<std::string>& raw_args, const std::string& com
     }
 
     std::cout << "\n";
-    print_table(std::cout, results, show_cusolver, cusolver_note);
+    print_table(std::cout, results, show_cusolver, cusolver_note, args.matrix_on_gpu);
 
     int status = 0;
     if (!args.csv_path.empty()) {

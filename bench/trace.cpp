@@ -61,7 +61,8 @@ bool write_chrome_trace(const std::string& path, const tandem::Report& report, i
 
     std::string process = "tandem sgetrf n=" + std::to_string(n) + " backend " +
                           tandem::backend_name(report.backend) +
-                          (report.device.empty() ? "" : " (" + report.device + ")");
+                          (report.device.empty() ? "" : " (" + report.device + ")") + ", call " +
+                          microseconds(report.seconds) + " us";
     std::string metadata = "  {\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"name\":" +
                            json_string(process) + "}}";
     if (!report.plan.empty())  // the plan, as an instant event at time zero

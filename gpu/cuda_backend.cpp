@@ -55,6 +55,19 @@ int device_count() { return visible().usable; }
 
 std::string unavailable_reason() { return visible().usable > 0 ? "" : visible().why_not; }
 
+int memory_device(const void* pointer) {
+    if (device_count() == 0) return -1;
+    cudaPointerAttributes attributes{};
+    const cudaError_t status = cudaPointerGetAttributes(&attributes, pointer);
+    if (status != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    const bool on_gpu =
+        attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+    return on_gpu ? attributes.device : -1;
+}
+
 std::unique_ptr<Device> make_cuda_device(int ordinal) {
     const int count = device_count();
     if (ordinal < 0 || ordinal >= count)

@@ -17,6 +17,10 @@ int device_count();
 // Why no device is usable (the failing call and its message), "" if one is.
 std::string unavailable_reason();
 
+// The ordinal of the CUDA device whose memory holds `pointer` (device or
+// managed memory), or -1 for host memory (pageable, pinned or unknown to CUDA).
+int memory_device(const void* pointer);
+
 // A Device on CUDA device `ordinal` (its own streams, events, cuBLAS handle).
 // Every method sets the CUDA device it needs and restores the caller's.
 std::unique_ptr<Device> make_cuda_device(int ordinal);

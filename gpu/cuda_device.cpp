@@ -78,8 +78,11 @@ void CudaDevice::release_buffers() noexcept {
     for (cudaStream_t s : streams_)
         if (s) (void)cudaStreamSynchronize(s);
     storage_.reset();
-    panel_.reset();
-    inv_l11_.reset();
+    for (int s = 0; s < 2; ++s) {
+        panel_[s].reset();
+        inv_l11_[s].reset();
+    }
+    slot_ = 0;
     perm_.reset();
     perm_folded_ = 0;
     for (int q = 0; q < kQueues; ++q) {
@@ -142,8 +145,10 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width)
     // Buffers kept from an earlier call are reused when large enough: a call at
     // small n then costs no cudaMalloc/cudaFree (each synchronizes the device).
     for (cudaStream_t s : streams_) TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
-    const bool fits = storage_.bytes() >= storage_bytes && panel_.bytes() >= panel_bytes &&
-                      inv_l11_.bytes() >= inverse_bytes && storage_bytes > 0 &&
+    slot_ = 0;
+    const bool fits = storage_.bytes() >= storage_bytes && panel_[0].bytes() >= panel_bytes &&
+                      panel_[1].bytes() >= panel_bytes && inv_l11_[0].bytes() >= inverse_bytes &&
+                      inv_l11_[1].bytes() >= inverse_bytes && storage_bytes > 0 &&
                       std::all_of(std::begin(staging_), std::end(staging_),
                                   [&](const DeviceBuffer& b) { return b.bytes() >= staging_bytes; });
     if (fits) {
@@ -160,7 +165,7 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width)
         return;
     }
     release_buffers();  // frees room for the new ones
-    const int64_t floats = rows * ld + rows * panel_ld + int64_t(max_panel_width) * panel_ld +
+    const int64_t floats = rows * ld + 2 * (rows * panel_ld + int64_t(max_panel_width) * panel_ld) +
                            kQueues * staging_capacity;
     const int64_t needed = floats * int64_t(sizeof(float));
     const int64_t available = free_bytes();
@@ -174,14 +179,18 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width)
 
     // Members change only once every allocation has succeeded.
     DeviceBuffer storage(storage_bytes, "matrix storage");
-    DeviceBuffer panel(panel_bytes, "panel workspace");
-    DeviceBuffer inv_l11(inverse_bytes, "inv(L11) workspace");
+    DeviceBuffer panel0(panel_bytes, "panel workspace");
+    DeviceBuffer panel1(panel_bytes, "second panel workspace");
+    DeviceBuffer inv_l11_0(inverse_bytes, "inv(L11) workspace");
+    DeviceBuffer inv_l11_1(inverse_bytes, "second inv(L11) workspace");
     DeviceBuffer staging0(staging_bytes, "compute staging buffer");
     DeviceBuffer staging1(staging_bytes, "transfer staging buffer");
     DeviceBuffer staging2(staging_bytes, "copy staging buffer");
     storage_ = std::move(storage);
-    panel_ = std::move(panel);
-    inv_l11_ = std::move(inv_l11);
+    panel_[0] = std::move(panel0);
+    panel_[1] = std::move(panel1);
+    inv_l11_[0] = std::move(inv_l11_0);
+    inv_l11_[1] = std::move(inv_l11_1);
     staging_[0] = std::move(staging0);
     staging_[1] = std::move(staging1);
     staging_[2] = std::move(staging2);

@@ -3,8 +3,9 @@
 // What lives on the device, per allocate(rows, local_cols, max_panel_width):
 //   storage_    rows x local_cols, ROW-MAJOR, ld_ = local_cols rounded up to 32
 //               floats (every row starts 128-byte aligned).
-//   panel_      the panel workspace: up to rows x max_panel_width, row-major (panel_ld_).
-//   inv_l11_    inv(L11) of the current panel, max_panel_width^2, row-major (panel_ld_).
+//   panel_[2]   the two panel workspaces (see Device): up to rows x max_panel_width,
+//               row-major (panel_ld_); slot_ is the one filled last.
+//   inv_l11_[2] inv(L11) of each workspace's panel, max_panel_width^2, row-major (panel_ld_).
 //   staging_[q] one transposing-copy buffer per queue (also the scratch of the
 //               out-of-place product U12 = inv(L11) * A12, and the column-major
 //               copy of a panel factored by cuSOLVER), so that the two queues
@@ -127,7 +128,12 @@ private:
 
     DeviceBuffer storage_;
     int64_t rows_ = 0, local_cols_ = 0, ld_ = 1;
-    DeviceBuffer panel_, inv_l11_;
+    DeviceBuffer panel_[2], inv_l11_[2];
+    int slot_ = 0;  // the workspace filled last, which the panel's users read
+    float* panel_workspace() const { return panel_[slot_].floats(); }
+    float* inverse_workspace() const { return inv_l11_[slot_].floats(); }
+    // A fill goes to the other workspace: the one filled before may still be read.
+    void next_workspace() { slot_ ^= 1; }
     int max_width_ = 0;
     int64_t panel_ld_ = 1;
     int64_t panel_rows_ = 0;  // the received panel: rows x width, inverse or not
@@ -150,7 +156,7 @@ private:
     std::string gemm_table_key_;                  // policy and cache dir it was made for
 
     // Pinned host blocks: handed out by host_alloc, and freed ones kept for reuse.
-    static constexpr size_t kPinnedCacheBlocks = 4;
+    static constexpr size_t kPinnedCacheBlocks = 8;  // LuSteps holds 5
     std::unordered_map<void*, size_t> pinned_in_use_;
     std::vector<std::pair<size_t, void*>> pinned_cache_;
 

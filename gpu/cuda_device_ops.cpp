@@ -47,13 +47,14 @@ void CudaDevice::receive_panel(Queue q, const float* panel, int64_t ldp, int64_t
         contract_error("receive_panel", "panel null or ldp < rows, or ldi < width");
     // The bookkeeping is the host's view at issue time: operations issued after
     // this call use the new panel, whatever the queues are still doing.
+    next_workspace();
     panel_rows_ = rows;
     panel_width_ = width;
     has_inverse_ = inv_l11 != nullptr;
-    copy_host_to_row_major(panel, ldp, rows, width, panel_.floats(), panel_ld_, staging(q),
+    copy_host_to_row_major(panel, ldp, rows, width, panel_workspace(), panel_ld_, staging(q),
                            bounce(q), stream(q));
     if (has_inverse_)
-        copy_host_to_row_major(inv_l11, ldi, width, width, inv_l11_.floats(), panel_ld_,
+        copy_host_to_row_major(inv_l11, ldi, width, width, inverse_workspace(), panel_ld_,
                                staging(q), bounce(q), stream(q));
 }
 
@@ -62,7 +63,7 @@ void CudaDevice::store_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int 
     check_block("store_panel", r0, c0, rows, width);
     check_panel("store_panel", width, rows);
     if (rows == 0 || width == 0) return;
-    TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(at(r0, c0), sizeof(float) * ld_, panel_.floats(),
+    TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(at(r0, c0), sizeof(float) * ld_, panel_workspace(),
                                         sizeof(float) * panel_ld_, sizeof(float) * width, rows,
                                         cudaMemcpyDeviceToDevice, stream(q)));
 }
@@ -93,14 +94,14 @@ void CudaDevice::form_u12(Queue q, int64_t r0, int width, int64_t c0, int64_t co
     if (width == 0 || cols == 0) return;
     float* a12 = at(r0, c0);
     if (!use_inverse) {
-        trsm_unit_lower_left(blas(q), width, cols, panel_.floats(), panel_ld_, a12, ld_);
+        trsm_unit_lower_left(blas(q), width, cols, panel_workspace(), panel_ld_, a12, ld_);
         return;
     }
     const Staging scratch = staging(q);
     const int64_t chunk = std::min<int64_t>(cols, scratch.capacity / width);
     for (int64_t j = 0; j < cols; j += chunk) {
         const int64_t n = std::min(chunk, cols - j);
-        product(q, width, n, width, 1.0f, inv_l11_.floats(), panel_ld_, a12 + j, ld_, 0.0f,
+        product(q, width, n, width, 1.0f, inverse_workspace(), panel_ld_, a12 + j, ld_, 0.0f,
                 scratch.data, n);
         TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(a12 + j, sizeof(float) * ld_, scratch.data,
                                             sizeof(float) * n, sizeof(float) * n, width,
@@ -116,7 +117,7 @@ void CudaDevice::update_trailing(Queue q, int64_t r0, int width, int64_t rows, i
     check_block("update_trailing", r0, c0, width + rows, cols);
     check_panel("update_trailing", width, width + rows);
     if (rows == 0 || cols == 0 || width == 0) return;
-    const float* l21 = panel_.floats() + int64_t(width) * panel_ld_;
+    const float* l21 = panel_workspace() + int64_t(width) * panel_ld_;
     product(q, rows, cols, width, -1.0f, l21, panel_ld_, at(r0, c0), ld_, 1.0f,
             at(r0 + width, c0), ld_);
 }

@@ -72,11 +72,12 @@ void CudaDevice::take_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int w
         contract_error("take_panel", "width " + std::to_string(width) + " exceeds the workspace's " +
                                          std::to_string(max_width_));
     // Host-side bookkeeping at issue time, as in receive_panel.
+    next_workspace();
     panel_rows_ = rows;
     panel_width_ = width;
     has_inverse_ = false;
     if (rows == 0 || width == 0) return;
-    TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(panel_.floats(), sizeof(float) * panel_ld_, at(r0, c0),
+    TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(panel_workspace(), sizeof(float) * panel_ld_, at(r0, c0),
                                         sizeof(float) * ld_, sizeof(float) * width, rows,
                                         cudaMemcpyDeviceToDevice, stream(q)));
 }

@@ -43,13 +43,14 @@ void CudaDevice::take_panel_from(Queue q, Device& source, Event ready, int64_t r
                                               std::to_string(max_width_) + " workspace");
     DeviceGuard guard(ordinal_);
     // Host-side bookkeeping at issue time, as in receive_panel.
+    next_workspace();
     panel_rows_ = rows;
     panel_width_ = width;
     has_inverse_ = false;
     TANDEM_CUDA_CHECK(cudaStreamWaitEvent(stream(q), peer.event(ready), 0));
     if (rows == 0 || width == 0) return;
     // Unified addressing: the copy engine reads the peer's rows directly.
-    TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(panel_.floats(), sizeof(float) * panel_ld_,
+    TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(panel_workspace(), sizeof(float) * panel_ld_,
                                         peer.at(r0, c0), sizeof(float) * peer.ld_,
                                         sizeof(float) * width, rows, cudaMemcpyDefault,
                                         stream(q)));

@@ -24,6 +24,14 @@ int64_t chunk_columns(int64_t capacity, int64_t rows) {
     return capacity / rows;
 }
 
+// Memory a kernel of this device can address directly: the caller's matrix
+// itself when it lives in GPU memory (tandem::sgetrf_gpu).
+bool in_device_memory(const void* pointer) {
+    cudaPointerAttributes attributes;
+    TANDEM_CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
+    return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+}
+
 bool use_bounce(const void* host, int64_t rows, int64_t cols) {
     if (rows * cols < kBounceMinFloats || rows > BounceBuffers::kCapacity) return false;
     cudaPointerAttributes attributes;
@@ -52,6 +60,10 @@ void copy_host_to_row_major(const float* host, int64_t ldh, int64_t rows, int64_
                             float* dst, int64_t ld_dst, const Staging& staging,
                             BounceBuffers& bounce, cudaStream_t stream) {
     if (rows <= 0 || cols <= 0) return;
+    if (in_device_memory(host)) {  // no copy engine: one transposing pass
+        transpose(host, ldh, rows, cols, dst, ld_dst, stream);
+        return;
+    }
     const bool bounced = use_bounce(host, rows, cols);
     if (bounced) bounce.ensure();
     const int64_t chunk = chunk_columns(
@@ -80,6 +92,10 @@ void copy_row_major_to_host(const float* src, int64_t ld_src, int64_t rows, int6
                             float* host, int64_t ldh, const Staging& staging,
                             BounceBuffers& bounce, cudaStream_t stream) {
     if (rows <= 0 || cols <= 0) return;
+    if (in_device_memory(host)) {  // src's columns, read as column-major, are a cols x rows matrix
+        transpose(src, ld_src, cols, rows, host, ldh, stream);
+        return;
+    }
     const bool bounced = use_bounce(host, rows, cols);
     if (bounced) bounce.ensure();
     const int64_t chunk = chunk_columns(

@@ -7,6 +7,8 @@
 // on the same in-order stream. The staging and bounce buffers must not be used
 // on any other stream.
 //
+// A "host" block that is in fact in GPU memory (the caller's matrix of
+// tandem::sgetrf_gpu) is transposed in one kernel, without staging.
 // Pinned host memory is copied directly and asynchronously. Large PAGEABLE
 // blocks go through the pinned bounce buffers, the host copying one chunk while
 // the copy engine moves the previous one; such a call returns once the host

@@ -18,6 +18,11 @@
 //   step (L11 with its unit diagonal implied, L21 below it, and inv(L11) when
 //   the inverse path is used) in a workspace of the device, so that a device
 //   that does not own the panel's columns can still update its own columns.
+//   There are two workspaces, filled in turn: each receive_panel(), take_panel()
+//   and take_panel_from() fills the one not filled by the previous such call,
+//   and form_u12() / update_trailing() read the one filled last. So the next
+//   step's panel may arrive while work issued earlier still reads the current
+//   one; a fill must only wait for the readers of the panel before that.
 // * Queues. Operations are issued to one of three in-order queues: `compute`
 //   (the updates), `transfer` (the panels' traffic and device panels: latency
 //   matters) and `copy` (bulk traffic of the matrix itself). Work on different

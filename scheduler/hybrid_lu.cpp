@@ -14,8 +14,13 @@ namespace tandem {
 HybridLU::HybridLU(std::vector<Device*> devices, HybridSettings settings)
     : devices_(std::move(devices)), settings_(settings) {}
 
-int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Report& report) {
+int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Report& report,
+                     std::chrono::steady_clock::time_point call_start) {
+    const auto entered = std::chrono::steady_clock::now();
     const int num_devices = static_cast<int>(devices_.size());
+    if (settings_.matrix_on_device && (num_devices != 1 || settings_.stream_matrix))
+        throw Error(TANDEM_ERROR_INTERNAL,
+                    "HybridLU: a matrix in device memory needs one device and eager transfers");
     BlockingPlan plan = settings_.widths.empty()
                             ? BlockingPlan(m, n, settings_.block_size, num_devices)
                             : BlockingPlan(m, n, settings_.widths, num_devices);
@@ -26,15 +31,20 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
     std::optional<SingleThreadedBlas> single_threaded_blas;
     if (settings_.panel != PanelMethod::lapack) single_threaded_blas.emplace();
 
-    for (int d = 0; d < num_devices; ++d)
-        devices_[d]->allocate(m, plan.local_cols(d), plan.max_width());
     std::vector<DeviceSpan> spans;
     StepContext ctx{devices_, plan, spans};
+    ctx.t0 = call_start;
+    ctx.host_spans.push_back({"host", "setup", -1, 0.0, ctx.seconds_at(entered)});
+    const double allocate_start = ctx.host_seconds();
+    for (int d = 0; d < num_devices; ++d)
+        devices_[d]->allocate(m, plan.local_cols(d), plan.max_width());
     for (int d = 0; d < num_devices; ++d) devices_[d]->record(Queue::compute);  // time origin
+    const double device_origin = ctx.host_seconds();  // the queues are idle: about now
     ipiv_.assign(static_cast<size_t>(std::min(m, n)), 0);
     wrote_output_ = false;
 
     LuSteps steps(ctx, settings_, a, lda, ipiv_, report);
+    ctx.host_spans.push_back({"host", "allocate", -1, allocate_start, ctx.host_seconds()});
     int info = 0;
     try {
         info = steps.run();
@@ -55,8 +65,9 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
         const char* queue = s.queue == Queue::compute    ? " compute"
                             : s.queue == Queue::transfer ? " transfer"
                                                          : " copy";
-        report.timeline.push_back({dev.name() + queue, s.phase, s.step, dev.seconds_at(s.begin),
-                                   dev.seconds_at(s.end)});
+        report.timeline.push_back({dev.name() + queue, s.phase, s.step,
+                                   device_origin + dev.seconds_at(s.begin),
+                                   device_origin + dev.seconds_at(s.end)});
     }
     const PanelOverlap overlap = panel_overlap(report.timeline);
     report.panel_seconds = overlap.panel_seconds;

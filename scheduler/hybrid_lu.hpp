@@ -5,6 +5,7 @@
 #ifndef TANDEM_SCHEDULER_HYBRID_LU_HPP
 #define TANDEM_SCHEDULER_HYBRID_LU_HPP
 
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct HybridSettings {
     PanelMethod panel = PanelMethod::automatic;
     bool stream_matrix = true;       // overlap the matrix's transfers with the steps (MatrixStream)
     bool peer_panels = true;         // device-factored panels read device to device (Device::can_read)
+    // The caller's matrix is in the devices' own memory (sgetrf_gpu): the host
+    // never touches it; upload() and download() reach it (one device, eager).
+    bool matrix_on_device = false;
 };
 
 class HybridLU {
@@ -36,7 +40,10 @@ public:
     // (1-based, global) is written only after every step has succeeded. Fills the report's step counts, panel times and
     // timeline. Returns LAPACK's info (>= 0). The factors stay on the devices
     // for solve().
-    int factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Report& report);
+    // The timeline counts from call_start (the API call's start): "setup"
+    // spans what came before this, "allocate" the devices' and buffers' set-up.
+    int factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Report& report,
+               std::chrono::steady_clock::time_point call_start = std::chrono::steady_clock::now());
 
     // op(A) X = B with the factors left by factor() (square A only); B is
     // column-major n x nrhs and is overwritten with X.

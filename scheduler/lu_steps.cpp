@@ -31,6 +31,8 @@ LuSteps::LuSteps(StepContext& ctx, const HybridSettings& settings, float* a, int
       received_{std::vector<Event>(ctx.devices.size(), -1),
                 std::vector<Event>(ctx.devices.size(), -1)},
       update_done_(ctx.devices.size(), -1),
+      workspace_read_{std::vector<Event>(ctx.devices.size(), -1),
+                      std::vector<Event>(ctx.devices.size(), -1)},
       peer_panels_(settings.peer_panels && devices_read_each_other(ctx.devices)),
       peer_reads_(ctx.devices.size()) {
     report_.inverse_steps = report_.trsm_steps = report_.device_panel_steps = 0;
@@ -48,10 +50,10 @@ LuSteps::~LuSteps() {
 int LuSteps::run() {
     stream_.start();
     // The first panel: on the CPU it is still in the caller's array (no round
-    // trip); on a device it is factored once uploaded (on the copy queue, which
-    // the compute queue waits for).
+    // trip), unless that array is in device memory; on a device it is factored
+    // once uploaded (on the copy queue, which the compute queue waits for).
     if (plan_.steps() > 0) {
-        if (plan_.panel_on_device(0)) {
+        if (plan_.panel_on_device(0) || settings_.matrix_on_device) {
             Device& owner = *devices_[plan_.owner(0)];
             if (stream_.arriving()) owner.wait(Queue::compute, stream_.arrival(0));
             prepare_panel(0, owner.record(Queue::compute));
@@ -125,7 +127,7 @@ void LuSteps::deliver_panel(int64_t k, bool use_inverse, int d,
         });
     } else if (plan_.panel_on_device(k) && peer_panels_) {
         // Straight from the owner's storage, once it has factored the panel.
-        if (update_done_[d] >= 0) dev.wait(Queue::transfer, update_done_[d]);
+        if (workspace_read_[k % 2][d] >= 0) dev.wait(Queue::transfer, workspace_read_[k % 2][d]);
         const int64_t c_owner = plan_.local_begin(owner, j);
         ctx_.timed(d, Queue::transfer, "peer panel", step, [&](Device& x) {
             x.take_panel_from(Queue::transfer, *devices_[owner], panel_ready_, j, c_owner,
@@ -135,8 +137,8 @@ void LuSteps::deliver_panel(int64_t k, bool use_inverse, int d,
         dev.wait(Queue::compute, received_[k % 2][d]);
         panel_reads.emplace_back(d, received_[k % 2][d]);
     } else {
-        // The workspace is about to be overwritten: step k-1 must be done reading it.
-        if (update_done_[d] >= 0) dev.wait(Queue::transfer, update_done_[d]);
+        // The workspace is about to be overwritten: step k-2 must be done reading it.
+        if (workspace_read_[k % 2][d] >= 0) dev.wait(Queue::transfer, workspace_read_[k % 2][d]);
         ctx_.timed(d, Queue::transfer, "upload", step, [&](Device& x) {
             x.receive_panel(Queue::transfer, panel_buffers_[k % 2].data(), ldp_, panel_rows,
                             width, use_inverse ? inverse_buffers_[k % 2].data() : nullptr, width);
@@ -231,6 +233,7 @@ void LuSteps::first_step_while_arriving(bool use_inverse) {
         Device& dev = *devices_[d];
         stream_.rows_final(d, dev.record(Queue::compute), 0, width, 0);
         update_done_[d] = dev.record(Queue::compute);
+        workspace_read_[0][d] = update_done_[d];
     }
     peer_reads_[owner].insert(peer_reads_[owner].end(), panel_reads.begin(), panel_reads.end());
     if (has_next && !look_ahead) prepare_panel(1, update_done_[plan_.owner(1)]);
@@ -263,6 +266,7 @@ void LuSteps::update(int64_t k, int64_t live_end) {
             x.update_trailing(Queue::compute, j, width, rows_below, first, cols);
         });
         update_done_[d] = devices_[d]->record(Queue::compute);
+        workspace_read_[k % 2][d] = update_done_[d];
     }
     if (has_next) prepare_panel(k + 1, look_ahead ? next_columns_ready : update_done_[next_owner]);
 }

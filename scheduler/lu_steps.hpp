@@ -80,6 +80,10 @@ private:
     int* device_pivots_;
     std::vector<Event> received_[2];
     std::vector<Event> update_done_;
+    // Per device, after the last reader of the panel workspace that step k
+    // filled, at index k % 2: the fill of step k + 2 (the same workspace, see
+    // Device) waits for it, step k + 1's may not.
+    std::vector<Event> workspace_read_[2];
     // Panels factored on a device go to the others device to device (all
     // devices can read each other, settings.peer_panels); else through the host.
     bool peer_panels_;

@@ -201,15 +201,19 @@ void MatrixStream::finish(int64_t kmax) {
         for (Device* dev : ctx_.devices) dev->synchronize();
         return;
     }
-    for (Device* dev : ctx_.devices) dev->synchronize();
+    ctx_.host_timed("host", "wait", -1, [&] {
+        for (Device* dev : ctx_.devices) dev->synchronize();
+    });
     wrote_ = true;
-    for (int64_t b = 0; b < plan.blocks(); ++b) {
-        const int d = plan.owner(b);
-        ctx_.devices[d]->download(Queue::copy, a_ + plan.block_begin(b) * lda_, lda_, 0,
-                                  plan.local_begin(d, plan.block_begin(b)), plan.rows(),
-                                  plan.block_width(b));
-    }
-    for (Device* dev : ctx_.devices) dev->synchronize();
+    ctx_.host_timed("host", "finish", -1, [&] {
+        for (int64_t b = 0; b < plan.blocks(); ++b) {
+            const int d = plan.owner(b);
+            ctx_.devices[d]->download(Queue::copy, a_ + plan.block_begin(b) * lda_, lda_, 0,
+                                      plan.local_begin(d, plan.block_begin(b)), plan.rows(),
+                                      plan.block_width(b));
+        }
+        for (Device* dev : ctx_.devices) dev->synchronize();
+    });
 }
 
 }  // namespace tandem

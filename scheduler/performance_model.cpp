@@ -28,81 +28,119 @@ double interpolate(const std::vector<std::pair<double, double>>& points, double 
     return y0 + slope * (x - x0);
 }
 
+}  // namespace
+
 // Panel time for one measured width, log-log in the height: a panel's cost
 // grows at most linearly with its height, and never shrinks with it.
-double panel_at_width(const std::vector<PanelTiming>& samples, int width, int64_t rows) {
-    std::vector<std::pair<double, double>> points;
-    for (const PanelTiming& s : samples)
-        if (s.width == width) points.emplace_back(std::log(double(s.rows)), std::log(s.seconds));
-    std::sort(points.begin(), points.end());
-    return std::exp(interpolate(points, std::log(double(std::max<int64_t>(rows, 1))), 0.0, 1.0));
-}
-
-double panel_seconds(const std::vector<PanelTiming>& samples, int64_t rows, int width) {
-    std::vector<int> widths;
-    for (const PanelTiming& s : samples) widths.push_back(s.width);
-    std::sort(widths.begin(), widths.end());
-    widths.erase(std::unique(widths.begin(), widths.end()), widths.end());
-    if (widths.empty()) return std::numeric_limits<double>::infinity();
-    if (width <= widths.front())  // narrower: at least proportionally cheaper
-        return panel_at_width(samples, widths.front(), rows) * double(width) / widths.front();
-    if (width >= widths.back()) {  // wider: the flops grow with width^2
-        const double r = double(width) / widths.back();
-        return panel_at_width(samples, widths.back(), rows) * r * r;
-    }
-    const auto hi = std::lower_bound(widths.begin(), widths.end(), width);
-    const int w1 = *hi, w0 = *(hi - 1);
-    const double t0 = panel_at_width(samples, w0, rows), t1 = panel_at_width(samples, w1, rows);
-    return t0 + (t1 - t0) * double(width - w0) / double(w1 - w0);
+double ModelLookup::PanelCurve::at(int64_t rows) const {
+    return std::exp(interpolate(log_points, std::log(double(std::max<int64_t>(rows, 1))), 0.0, 1.0));
 }
 
 // Update rate (flop/s) for one measured width as a function of the update's
 // size: interpolated over log(size); below the smallest size the rate falls in
 // proportion (small updates do not fill the device), above the largest it stays.
-double rate_at_width(const std::vector<UpdateTiming>& samples, int width, double size) {
-    std::vector<std::pair<double, double>> points;
-    for (const UpdateTiming& s : samples)
-        if (s.width == width)
-            points.emplace_back(double(s.size),
-                                2.0 * double(s.size) * double(s.size) * width / s.seconds);
-    std::sort(points.begin(), points.end());
+double ModelLookup::RateCurve::at(double size) const {
     if (size <= points.front().first) return points.front().second * size / points.front().first;
     if (size >= points.back().first) return points.back().second;
-    std::vector<std::pair<double, double>> logs;
-    for (auto [x, y] : points) logs.emplace_back(std::log(x), y);
-    return interpolate(logs, std::log(size), 0.0, 0.0);
+    return interpolate(log_points, std::log(size), 0.0, 0.0);
+}
+
+namespace {
+
+// One curve per measured width, in increasing width.
+std::vector<ModelLookup::PanelCurve> panel_curves(const std::vector<PanelTiming>& samples) {
+    std::map<int, ModelLookup::PanelCurve> by_width;
+    for (const PanelTiming& s : samples) {
+        ModelLookup::PanelCurve& curve = by_width[s.width];
+        curve.width = s.width;
+        curve.log_points.emplace_back(std::log(double(s.rows)), std::log(s.seconds));
+    }
+    std::vector<ModelLookup::PanelCurve> curves;
+    for (auto& [width, curve] : by_width) {
+        std::sort(curve.log_points.begin(), curve.log_points.end());
+        curves.push_back(std::move(curve));
+    }
+    return curves;
+}
+
+std::vector<ModelLookup::RateCurve> rate_curves(const std::vector<UpdateTiming>& samples) {
+    std::map<int, ModelLookup::RateCurve> by_width;
+    for (const UpdateTiming& s : samples) {
+        ModelLookup::RateCurve& curve = by_width[s.width];
+        curve.width = s.width;
+        curve.points.emplace_back(double(s.size),
+                                  2.0 * double(s.size) * double(s.size) * s.width / s.seconds);
+    }
+    std::vector<ModelLookup::RateCurve> curves;
+    for (auto& [width, curve] : by_width) {
+        std::sort(curve.points.begin(), curve.points.end());
+        for (auto [x, y] : curve.points) curve.log_points.emplace_back(std::log(x), y);
+        curves.push_back(std::move(curve));
+    }
+    return curves;
+}
+
+// Linearly in the width between the measured widths; narrower than measured:
+// proportionally cheaper; wider: the panel's flops grow with width^2.
+double panel_seconds(const std::vector<ModelLookup::PanelCurve>& curves, int64_t rows, int width) {
+    if (curves.empty()) return std::numeric_limits<double>::infinity();
+    if (width <= curves.front().width)
+        return curves.front().at(rows) * double(width) / curves.front().width;
+    if (width >= curves.back().width) {
+        const double r = double(width) / curves.back().width;
+        return curves.back().at(rows) * r * r;
+    }
+    size_t hi = 1;
+    while (curves[hi].width < width) ++hi;
+    const int w1 = curves[hi].width, w0 = curves[hi - 1].width;
+    const double t0 = curves[hi - 1].at(rows), t1 = curves[hi].at(rows);
+    return t0 + (t1 - t0) * double(width - w0) / double(w1 - w0);
 }
 
 }  // namespace
 
-double PerformanceModel::cpu_panel_seconds(int64_t rows, int width) const {
-    return width <= 0 || rows <= 0 ? 0.0 : panel_seconds(cpu_panels, rows, width);
+ModelLookup::ModelLookup(const PerformanceModel& model)
+    : cpu_panels_(panel_curves(model.cpu_panels)),
+      device_panels_(panel_curves(model.device_panels)),
+      rates_(rate_curves(model.updates)) {}
+
+double ModelLookup::cpu_panel_seconds(int64_t rows, int width) const {
+    return width <= 0 || rows <= 0 ? 0.0 : panel_seconds(cpu_panels_, rows, width);
 }
 
-double PerformanceModel::device_panel_seconds(int64_t rows, int width) const {
-    return width <= 0 || rows <= 0 ? 0.0 : panel_seconds(device_panels, rows, width);
+double ModelLookup::device_panel_seconds(int64_t rows, int width) const {
+    return width <= 0 || rows <= 0 ? 0.0 : panel_seconds(device_panels_, rows, width);
 }
 
-double PerformanceModel::update_seconds(int64_t rows, int64_t cols, int width) const {
+double ModelLookup::update_seconds(int64_t rows, int64_t cols, int width) const {
     if (rows <= 0 || cols <= 0 || width <= 0) return 0.0;
-    std::vector<int> widths;
-    for (const UpdateTiming& s : updates) widths.push_back(s.width);
-    std::sort(widths.begin(), widths.end());
-    widths.erase(std::unique(widths.begin(), widths.end()), widths.end());
-    if (widths.empty()) return std::numeric_limits<double>::infinity();
+    if (rates_.empty()) return std::numeric_limits<double>::infinity();
     const double size = std::sqrt(double(rows) * double(cols));
     double rate;
-    if (width <= widths.front())
-        rate = rate_at_width(updates, widths.front(), size) * double(width) / widths.front();
-    else if (width >= widths.back())
-        rate = rate_at_width(updates, widths.back(), size);
+    if (width <= rates_.front().width)
+        rate = rates_.front().at(size) * double(width) / rates_.front().width;
+    else if (width >= rates_.back().width)
+        rate = rates_.back().at(size);
     else {
-        const auto hi = std::lower_bound(widths.begin(), widths.end(), width);
-        const int w1 = *hi, w0 = *(hi - 1);
-        const double r0 = rate_at_width(updates, w0, size), r1 = rate_at_width(updates, w1, size);
+        size_t hi = 1;
+        while (rates_[hi].width < width) ++hi;
+        const int w1 = rates_[hi].width, w0 = rates_[hi - 1].width;
+        const double r0 = rates_[hi - 1].at(size), r1 = rates_[hi].at(size);
         rate = r0 + (r1 - r0) * double(width - w0) / double(w1 - w0);
     }
     return 2.0 * double(rows) * double(cols) * width / rate;
+}
+
+double PerformanceModel::cpu_panel_seconds(int64_t rows, int width) const {
+    return ModelLookup(*this).cpu_panel_seconds(rows, width);
+}
+
+double PerformanceModel::device_panel_seconds(int64_t rows, int width) const {
+    return ModelLookup(*this).device_panel_seconds(rows, width);
+}
+
+double PerformanceModel::update_seconds(int64_t rows, int64_t cols, int width) const {
+    return ModelLookup(*this).update_seconds(rows, cols, width);
 }
 
 double PerformanceModel::transfer_seconds(double bytes) const {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tandem {
@@ -58,6 +59,33 @@ struct PerformanceModel {
     // nothing for text that is not a complete model.
     std::string serialize() const;
     static std::optional<PerformanceModel> parse(const std::string& text);
+};
+
+// The model's queries with its tables sorted and taken to logs once: the
+// planner asks thousands of them per plan (several ms when each query sorts
+// the samples again). Same figures as PerformanceModel's own methods, which
+// build one of these per query. Borrows nothing: the model may go away.
+class ModelLookup {
+public:
+    explicit ModelLookup(const PerformanceModel& model);
+    double cpu_panel_seconds(int64_t rows, int width) const;
+    double device_panel_seconds(int64_t rows, int width) const;
+    double update_seconds(int64_t rows, int64_t cols, int width) const;
+
+    struct PanelCurve {  // one measured width: (log rows, log seconds), sorted
+        int width = 0;
+        std::vector<std::pair<double, double>> log_points;
+        double at(int64_t rows) const;
+    };
+    struct RateCurve {  // one measured width: (size, flop/s) and (log size, flop/s), sorted
+        int width = 0;
+        std::vector<std::pair<double, double>> points, log_points;
+        double at(double size) const;
+    };
+
+private:
+    std::vector<PanelCurve> cpu_panels_, device_panels_;  // increasing width
+    std::vector<RateCurve> rates_;
 };
 
 }  // namespace tandem

@@ -32,8 +32,9 @@ struct StepContext {
     std::vector<TimelineSpan> host_spans = {};
     std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
 
-    double host_seconds() const {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double host_seconds() const { return seconds_at(std::chrono::steady_clock::now()); }
+    double seconds_at(std::chrono::steady_clock::time_point t) const {
+        return std::chrono::duration<double>(t - t0).count();
     }
     // Run `work` on the host, logged as `phase` of `step` in `lane`.
     template <class Work>

@@ -21,7 +21,7 @@ class Planner {
 public:
     // CPU panels only for panels starting at column cpu_from or later.
     Planner(const PerformanceModel& model, const StepPlanRequest& r, int64_t cpu_from)
-        : model_(model), r_(r), kmax_(std::min(r.m, r.n)), devices_(std::max(r.num_devices, 1)),
+        : model_(model), lookup_(model), r_(r), kmax_(std::min(r.m, r.n)), devices_(std::max(r.num_devices, 1)),
           cpu_from_(cpu_from) {
         if (r.block_size > 0) {
             widths_ = {r.block_size};
@@ -78,10 +78,10 @@ private:
         w = cut(j, w);
         const double bytes = 4.0 * double(rows) * w;
         if (site == PanelSite::cpu)
-            return model_.cpu_panel_seconds(rows, w) + 2.0 * model_.transfer_seconds(bytes);
+            return lookup_.cpu_panel_seconds(rows, w) + 2.0 * model_.transfer_seconds(bytes);
         // Several devices: the factored panel also goes to the others, through
         // the host unless they read it directly (a peer link's time is left out).
-        return model_.device_panel_seconds(rows, w) +
+        return lookup_.device_panel_seconds(rows, w) +
                (devices_ > 1 && !r_.peer_panels ? 2.0 * model_.transfer_seconds(bytes) : 0.0);
     }
 
@@ -94,17 +94,17 @@ private:
         w = cut(j, w);
         const int64_t below = r_.m - j - w;
         const int64_t right = r_.n - j - w;
-        const double u12 = model_.update_seconds(w, per_device(right), w);
+        const double u12 = lookup_.update_seconds(w, per_device(right), w);
         const double overhead = model_.step_overhead_seconds;
         if (j + w >= kmax_) {  // the last panel: its update, nothing to overlap
             best.seconds = best.step_seconds =
-                overhead + u12 + model_.update_seconds(below, per_device(right), w);
+                overhead + u12 + lookup_.update_seconds(below, per_device(right), w);
         } else {
             for (int next : widths_) {
                 const int next_w = cut(j + w, next);
-                const double look_ahead = model_.update_seconds(below, next_w, w);
+                const double look_ahead = lookup_.update_seconds(below, next_w, w);
                 const double update =
-                    model_.update_seconds(below, per_device(std::max<int64_t>(right - next_w, 0)), w);
+                    lookup_.update_seconds(below, per_device(std::max<int64_t>(right - next_w, 0)), w);
                 for (PanelSite site : sites_) {
                     if (!allowed(site, j + w)) continue;
                     const double panel = panel_seconds(j + w, next_w, site);
@@ -128,6 +128,7 @@ private:
     }
 
     const PerformanceModel& model_;
+    const ModelLookup lookup_;
     const StepPlanRequest& r_;
     int64_t kmax_;
     int devices_;

@@ -63,6 +63,24 @@ int sgetrf(int m, int n, float* a, int lda, int* ipiv, const Options& options, R
     return call.finished(info, detail::getrf_flops(m, n));
 }
 
+int sgetrf_gpu(int m, int n, float* d_a, int ldda, int* ipiv, const Options& options,
+               Report* report) {
+    CallReport call(report);
+    const detail::CheckResult check = detail::check_getrf_gpu(m, n, d_a, ldda, ipiv, options);
+    if (check.info != 0) return call.rejected(check);
+
+    Options resident = options;
+    resident.stream_matrix = false;  // nothing crosses the bus to overlap with the steps
+    resident.allow_cpu_fallback = false;
+    detail::Solver solver(resident);
+    if (m > 0 && n > 0) {  // an empty matrix may have no memory at all
+        const detail::CheckResult where = solver.use_matrix_memory(d_a);
+        if (where.info != 0) return call.rejected(where);
+    }
+    const int info = solver.factor_in_device_memory(m, n, d_a, ldda, ipiv, call.get());
+    return call.finished(info, detail::getrf_flops(m, n));
+}
+
 int sgetrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv, float* b,
            int ldb, const Options& options, Report* report) {
     CallReport call(report);

@@ -72,6 +72,15 @@ Backend resolve_backend(const Options& options) { return detail::choose_backend(
 
 namespace detail {
 
+int gpu_holding(const void* pointer) {
+#ifdef TANDEM_HAVE_CUDA
+    return gpu::memory_device(pointer);
+#else
+    (void)pointer;
+    return -1;
+#endif
+}
+
 std::string resolve_cache_dir(const std::string& configured) {
     if (!configured.empty()) return configured;
     if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
@@ -144,9 +153,9 @@ DeviceLease::DeviceLease(const BackendChoice& choice) {
     if (choice.backend == Backend::gpu) {
         GpuPool& pool = gpu_pool();
         lock_ = std::unique_lock<std::mutex>(pool.mutex);
-        if (pool.devices.size() < static_cast<size_t>(choice.num_devices))
-            pool.devices.resize(choice.num_devices);
-        for (int d = 0; d < choice.num_devices; ++d) {
+        const int end = choice.first_device + choice.num_devices;
+        if (pool.devices.size() < static_cast<size_t>(end)) pool.devices.resize(end);
+        for (int d = choice.first_device; d < end; ++d) {
             if (!pool.devices[d]) pool.devices[d] = gpu::make_cuda_device(d);
             gpu::set_gemm_policy(*pool.devices[d], choice.gemm, choice.cache_dir);
             devices_.push_back(pool.devices[d].get());

@@ -15,11 +15,16 @@ namespace tandem::detail {
 struct BackendChoice {
     Backend backend = Backend::cpu;  // cpu, gpu or host
     int num_devices = 1;             // devices for gpu / host
+    int first_device = 0;            // gpu: CUDA ordinal of the first of them
     std::string note;                // why automatic chose what it chose
     bool explicit_request = false;   // Options or TANDEM_BACKEND named the backend
     GemmKernel gemm = GemmKernel::automatic;  // for gpu
     std::string cache_dir;                    // tuning cache, resolved (never empty)
 };
+
+// The CUDA ordinal of the GPU whose memory holds `pointer`, or -1 for host
+// memory (and always -1 without the CUDA backend).
+int gpu_holding(const void* pointer);
 
 // Options::cache_dir, or $XDG_CACHE_HOME/tandem, or $HOME/.cache/tandem.
 std::string resolve_cache_dir(const std::string& configured);

@@ -8,19 +8,13 @@
 
 namespace {
 
-// Runs a C++ entry point; maps its info (C++ numbering) and its exceptions.
+// Runs a C++ entry point; maps its exceptions. `shift` is added to a negative
+// info: the C signature's arguments before the C++ one's.
 template <class Call>
-int c_call(const char* routine, int layout, Call&& call) {
-    if (layout != TANDEM_ROW_MAJOR && layout != TANDEM_COL_MAJOR) {
-        tandem::detail::set_last_error(std::string(routine) +
-                                       ": argument 1 (layout) is neither 101 nor 102");
-        return -1;
-    }
-    tandem::Options options;
-    options.layout = static_cast<tandem::Layout>(layout);
+int guarded_call(const char* routine, const tandem::Options& options, int shift, Call&& call) {
     try {
         const int info = call(options);
-        return info < 0 ? info - 1 : info;  // shift past the layout argument
+        return info < 0 ? info - shift : info;
     } catch (const tandem::Error& e) {
         tandem::detail::set_last_error(e.what());
         return e.code();
@@ -36,6 +30,19 @@ int c_call(const char* routine, int layout, Call&& call) {
     }
 }
 
+// An entry point whose first C argument is the layout (LAPACKE's numbering).
+template <class Call>
+int c_call(const char* routine, int layout, Call&& call) {
+    if (layout != TANDEM_ROW_MAJOR && layout != TANDEM_COL_MAJOR) {
+        tandem::detail::set_last_error(std::string(routine) +
+                                       ": argument 1 (layout) is neither 101 nor 102");
+        return -1;
+    }
+    tandem::Options options;
+    options.layout = static_cast<tandem::Layout>(layout);
+    return guarded_call(routine, options, 1, call);
+}
+
 }  // namespace
 
 extern "C" {
@@ -43,6 +50,12 @@ extern "C" {
 int tandem_sgetrf(int layout, int m, int n, float* a, int lda, int* ipiv) {
     return c_call("tandem_sgetrf", layout, [&](const tandem::Options& o) {
         return tandem::sgetrf(m, n, a, lda, ipiv, o);
+    });
+}
+
+int tandem_sgetrf_gpu(int m, int n, float* d_a, int ldda, int* ipiv) {
+    return guarded_call("tandem_sgetrf_gpu", tandem::Options{}, 0, [&](const tandem::Options& o) {
+        return tandem::sgetrf_gpu(m, n, d_a, ldda, ipiv, o);
     });
 }
 

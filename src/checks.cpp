@@ -47,9 +47,10 @@ bool trans_valid(char t) {
 }
 bool is_transposed(char t) { return t != 'N' && t != 'n'; }
 
-CheckResult check_getrf(int m, int n, const float* a, int lda, const int* ipiv,
-                        const Options& o) {
-    const char* r = "sgetrf";
+namespace {
+
+CheckResult check_getrf_arguments(const char* r, int m, int n, const float* a, int lda,
+                                  const int* ipiv, const Options& o) {
     std::string why;
     if (m < 0) return bad(1, r, "m < 0");
     if (n < 0) return bad(2, r, "n < 0");
@@ -59,6 +60,27 @@ CheckResult check_getrf(int m, int n, const float* a, int lda, const int* ipiv,
         return bad(4, r, is_row_major(o) ? "lda < max(1,n) for row-major" : "lda < max(1,m)");
     if (ipiv == nullptr && std::min(m, n) > 0) return bad(5, r, "ipiv is null");
     if (!options_valid(o, &why)) return bad(6, r, why);
+    return {};
+}
+
+}  // namespace
+
+CheckResult check_getrf(int m, int n, const float* a, int lda, const int* ipiv,
+                        const Options& o) {
+    return check_getrf_arguments("sgetrf", m, n, a, lda, ipiv, o);
+}
+
+CheckResult check_getrf_gpu(int m, int n, const float* a, int lda, const int* ipiv,
+                            const Options& o) {
+    const char* r = "sgetrf_gpu";
+    Options col_major = o;  // arguments 1-5 as for the column-major matrix it must be
+    col_major.layout = Layout::col_major;
+    CheckResult result = check_getrf_arguments(r, m, n, a, lda, ipiv, col_major);
+    if (result.info != 0) return result;
+    std::string why;
+    if (!options_valid(o, &why)) return bad(6, r, why);
+    if (is_row_major(o)) return bad(6, r, "options.layout: the matrix in GPU memory must be col_major");
+    if (o.num_devices > 1) return bad(6, r, "options.num_devices > 1: the matrix is on one GPU");
     return {};
 }
 

@@ -20,6 +20,10 @@ bool options_valid(const Options& options, std::string* why);
 
 CheckResult check_getrf(int m, int n, const float* a, int lda, const int* ipiv,
                         const Options& options);
+// As check_getrf, and the options sgetrf_gpu needs (column-major, one device).
+// Where `a` lives is checked by the Solver, which knows the backend.
+CheckResult check_getrf_gpu(int m, int n, const float* a, int lda, const int* ipiv,
+                            const Options& options);
 CheckResult check_getrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv,
                         const float* b, int ldb, const Options& options);
 CheckResult check_gesv(int n, int nrhs, const float* a, int lda, const int* ipiv,

@@ -110,7 +110,7 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
                                                  hybrid_settings(m, n, devices, report.plan));
             report.backend = choice_.backend;
             report.device = devices_name(devices);
-            const int info = hybrid_->factor(m, n, a, lda, ipiv, report);
+            const int info = hybrid_->factor(m, n, a, lda, ipiv, report, created_);
             factors_on_device_ = m == n && devices.size() == 1;
             return info;
         } catch (const std::bad_alloc&) {
@@ -126,6 +126,53 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
         const int info = factor_on_cpu(m, n, a, lda, ipiv, report);
         report.message = std::string("CPU fallback: ") + e.what();
         return info;
+    }
+}
+
+CheckResult Solver::use_matrix_memory(const float* a) {
+    const int gpu = gpu_holding(a);
+    auto misplaced = [](const std::string& what) {
+        return CheckResult{-3, "sgetrf_gpu: argument 3 (" + what + ") is invalid"};
+    };
+    switch (choice_.backend) {
+        case Backend::gpu:
+            if (gpu < 0) return misplaced("d_a is not in GPU memory");
+            if (gpu >= gpu_count())
+                return misplaced("d_a is on CUDA device " + std::to_string(gpu) +
+                                 ", which this build cannot run on");
+            choice_.first_device = gpu;
+            choice_.num_devices = 1;
+            return {};
+        case Backend::host:
+            if (gpu >= 0)
+                return misplaced("d_a is GPU memory; backend host emulates devices in host memory");
+            choice_.num_devices = 1;
+            return {};
+        default:
+            throw Error(TANDEM_ERROR_BACKEND_UNAVAILABLE,
+                        "sgetrf_gpu: backend cpu cannot reach GPU memory" +
+                            (choice_.note.empty() ? std::string() : " (" + choice_.note + ")"));
+    }
+}
+
+int Solver::factor_in_device_memory(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv,
+                                    Report& report) {
+    report.message = choice_.note;
+    report.backend = choice_.backend;
+    factors_on_device_ = false;
+    fell_back_ = false;
+    factored_ = true;
+    if (m == 0 || n == 0) return 0;
+    try {
+        if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
+        const std::vector<Device*>& devices = lease_->devices();
+        HybridSettings settings = hybrid_settings(m, n, devices, report.plan);
+        settings.matrix_on_device = true;
+        hybrid_ = std::make_unique<HybridLU>(devices, settings);
+        report.device = devices_name(devices);
+        return hybrid_->factor(m, n, a, lda, ipiv, report, created_);
+    } catch (const std::bad_alloc&) {
+        throw Error(TANDEM_ERROR_OUT_OF_MEMORY, "tandem: out of host memory in sgetrf_gpu");
     }
 }
 

@@ -4,12 +4,14 @@
 #ifndef TANDEM_SRC_SOLVER_HPP
 #define TANDEM_SRC_SOLVER_HPP
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "scheduler/hybrid_lu.hpp"
 #include "src/backend.hpp"
+#include "src/checks.hpp"
 
 namespace tandem::detail {
 
@@ -20,6 +22,16 @@ public:
 
     // P A = L U in place (column-major, lda >= m). Returns info >= 0.
     int factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Report& report);
+
+    // sgetrf_gpu: checks that `a` is memory the backend's devices work in (a
+    // usable GPU's for gpu, host memory for the emulated host devices) and
+    // takes that GPU alone. info -3 when it is not; throws
+    // TANDEM_ERROR_BACKEND_UNAVAILABLE for backend cpu.
+    CheckResult use_matrix_memory(const float* a);
+    // P A = L U of a column-major matrix in that memory, in place; the host
+    // never reads or writes `a`. Construct with Options::stream_matrix off.
+    int factor_in_device_memory(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv,
+                                Report& report);
 
     // op(A) X = B (column-major) with the factors in a/ipiv; after factor() of a
     // square matrix on one device the factors already there are used instead.
@@ -46,6 +58,7 @@ private:
     bool may_fall_back(const Error& e) const;
 
     Options options_;
+    std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();  // the call's start
     BackendChoice choice_;
     std::unique_ptr<DeviceLease> lease_;
     std::unique_ptr<HybridLU> hybrid_;

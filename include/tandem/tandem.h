@@ -38,6 +38,11 @@ extern "C" {
 /* P*A = L*U of the m x n matrix A. */
 int tandem_sgetrf(int layout, int m, int n, float* a, int lda, int* ipiv);
 
+/* P*A = L*U of the column-major m x n matrix d_a in GPU memory (see
+ * tandem::sgetrf_gpu); ipiv is host memory. No layout argument: info -i names
+ * argument i of this signature. */
+int tandem_sgetrf_gpu(int m, int n, float* d_a, int ldda, int* ipiv);
+
 /* Solve op(A)*X = B with the factors from tandem_sgetrf; trans is 'N', 'T' or
  * 'C' in either case. B is n x nrhs. */
 int tandem_sgetrs(int layout, char trans, int n, int nrhs, const float* a, int lda,

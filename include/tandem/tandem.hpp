@@ -110,7 +110,8 @@ struct TimelineSpan {
     // "<device> compute", "<device> transfer", "<device> copy"
     std::string lane;
     std::string phase;  // "panel", "upload", "swap", "u12", "lookahead", "update", "download",
-                        // "distribute", "gather", "catch up", "wait", ...
+                        // "distribute", "gather", "catch up", "wait", "setup" (the call
+                        // before the devices' set-up), "allocate", "finish" (the last copies), ...
     int step = 0;       // panel index
     double start = 0.0;
     double end = 0.0;
@@ -147,6 +148,21 @@ private:
 // P * A = L * U of the m x n matrix A (lda >= max(1, rows of the layout's leading dimension)).
 int sgetrf(int m, int n, float* a, int lda, int* ipiv, const Options& options = {},
            Report* report = nullptr);
+
+// P * A = L * U of an m x n column-major matrix A that is already in GPU memory
+// (device or managed memory, ldda >= max(1, m)), as MAGMA's magma_sgetrf_gpu:
+// the factors overwrite A where it is, and ipiv is host memory. It runs on the
+// GPU that holds A, with the CPU factoring the panels that the plan gives it;
+// A itself never crosses to the host. tandem keeps its own row-major copy
+// there, so the GPU needs room for a second m x n matrix. Options::layout must
+// be col_major and Options::num_devices 0 or 1 (else info = -6); stream_matrix
+// and allow_cpu_fallback do not apply. A pointer the GPU cannot address gives
+// info = -3. With backend host (the emulated devices of the tests) "GPU
+// memory" is host memory. backend cpu, or no usable GPU, throws
+// TANDEM_ERROR_BACKEND_UNAVAILABLE. A run-time failure leaves A untouched
+// unless the error's text says it was being overwritten.
+int sgetrf_gpu(int m, int n, float* d_a, int ldda, int* ipiv, const Options& options = {},
+               Report* report = nullptr);
 
 // op(A) * X = B with the factors of sgetrf; trans is 'N', 'T' or 'C' (either case).
 int sgetrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv, float* b,

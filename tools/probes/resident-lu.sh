@@ -1,0 +1,37 @@
+# One call on a one-GPU machine (device tool): build, the GPU tests, then
+# tandem::sgetrf_gpu (the matrix already in GPU memory: `tandem-bench lu
+# --matrix gpu`) beside cuSOLVER's getrf on a device-resident matrix, the same
+# sizes through tandem::sgetrf on host memory for reference, and the resident
+# LU on each SGEMM (GEMMS, e.g. "auto cublas tandem"). Logs in $OUT.
+#   SIZES=2048,...  REPEATS=5  GEMMS="auto cublas tandem"  GEMM_SIZES=16384,32768
+#   TRACE_SIZES="16384": a trace of these sizes as well as of the largest
+#   HOST=0 skips the host-memory sweep; TESTS=0 the tests; EXTRA="--placement cpu" etc.
+set -u
+DEVICE_CHECK_STEPS=build tools/device-check.sh 2>&1 | tail -2
+[ -x build/bench/tandem-bench ] || exit 1
+if [ "${TESTS:-1}" != 0 ]; then
+  (cd build && ctest -R "${TESTS_REGEX:-gpu|Gpu|GPU}" -j 4 --timeout 300 --output-on-failure > $OUT/tests.log 2>&1)
+  grep -E "tests passed|tests failed|\(Failed\)" $OUT/tests.log | head
+fi
+export XDG_CACHE_HOME=$OUT/cache  # the calibration, measured once in this call
+SIZES=${SIZES:-2048,4096,8192,16384,32768}
+largest=${SIZES##*,}
+echo "== resident $(date -u +%H:%M:%S)"
+build/bench/tandem-bench lu --matrix gpu --sizes $SIZES --repeats ${REPEATS:-5} --cpu-max-n 0 --plan \
+  --trace $OUT/trace-resident-$largest.json ${EXTRA:-} > $OUT/resident.log 2>&1
+grep -E "^n=|^ *[0-9]+ \||FAILED" $OUT/resident.log
+for n in ${TRACE_SIZES:-}; do  # a trace of each of these sizes too
+  build/bench/tandem-bench lu --matrix gpu --sizes $n --repeats 3 --cpu-max-n 0 \
+    --trace $OUT/trace-resident-$n.json ${EXTRA:-} 2>&1 | grep -E "^n=|FAILED"
+done
+for gemm in ${GEMMS:-}; do
+  echo "== resident, gemm $gemm $(date -u +%H:%M:%S)"
+  build/bench/tandem-bench lu --matrix gpu --gemm $gemm --sizes ${GEMM_SIZES:-16384,32768} \
+    --repeats ${REPEATS:-5} --cpu-max-n 0 ${EXTRA:-} 2>&1 | grep -E "^n=|FAILED"
+done
+if [ "${HOST:-1}" != 0 ]; then
+  echo "== host memory $(date -u +%H:%M:%S)"
+  build/bench/tandem-bench lu --sizes $SIZES --repeats ${REPEATS:-5} --cpu-max-n 0 ${EXTRA:-} 2>&1 |
+    grep -E "^n=|FAILED"
+fi
+echo "== done $(date -u +%H:%M:%S)"
