@@ -168,6 +168,26 @@ PerformanceModel calibrate(Device& device, PanelMethod method, const Calibration
                 std::clamp((both - std::max(s, panel_alone)) / shorter, 0.0, 1.0);
         }
     }
+    // The device's panel routine on the whole matrix: the matrix is filled
+    // from the random block in column blocks, each from another row offset.
+    for (int64_t n : grid.whole_sizes) {
+        if (n <= 0 || n > host_rows - 64) continue;
+        HostBuffer whole_pivots(device, n + 1);
+        device.allocate(n, n, static_cast<int>(n));
+        auto fill = [&] {
+            for (int64_t c = 0; c < n; c += max_width) {
+                const float* block = source.data() + (c / max_width) % 64;
+                device.upload(Queue::transfer, block, host_rows, 0, c, n, std::min<int64_t>(max_width, n - c));
+            }
+            device.synchronize();
+        };
+        const double s = time_median(grid.repeats, fill, [&] {
+            device.factor_panel(Queue::transfer, 0, 0, n, static_cast<int>(n),
+                                reinterpret_cast<int*>(whole_pivots.data()));
+            device.synchronize(device.record(Queue::transfer));
+        });
+        model.device_whole.push_back({n, s});
+    }
     return model;
 }
 

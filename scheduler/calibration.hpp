@@ -19,12 +19,14 @@ struct CalibrationGrid {
     std::vector<int64_t> panel_rows = {1024, 4096, 16384, 65536};
     std::vector<int> widths = {128, 256, 512};
     std::vector<int64_t> update_sizes = {2048, 8192, 16384};
+    // Whole square matrices in one device panel (small n: see StepPlan).
+    std::vector<int64_t> whole_sizes = {1024, 2048, 4096, 8192};
     int repeats = 3;  // the median is kept
 };
 
 // Measures the CPU panel (with `method`), the device's panel, its trailing
-// update, the host <-> device bandwidth and how a device panel and an update
-// share the device. Leaves the device's storage in an undefined state (the
+// update, the host <-> device bandwidth, how a device panel and an update
+// share the device, and the device's panel on whole small matrices. Leaves the device's storage in an undefined state (the
 // next allocate() discards it).
 PerformanceModel calibrate(Device& device, PanelMethod method, const CalibrationGrid& grid,
                            const std::string& fingerprint);

@@ -9,6 +9,18 @@ namespace tandem {
 
 static_assert(sizeof(int) == sizeof(float), "the pivot buffer reuses a float block");
 
+namespace {
+
+// The host panel buffers hold CPU panels, and device panels that reach the
+// other devices through host memory; a plan with neither needs none (they are
+// pinned memory, and as large as the matrix when one panel takes it whole).
+bool needs_host_panels(const StepContext& ctx, bool peer_panels) {
+    const bool through_host = ctx.devices.size() > 1 && !(peer_panels && devices_read_each_other(ctx.devices));
+    return ctx.plan.device_panels() < ctx.plan.steps() || through_host;
+}
+
+}  // namespace
+
 LuSteps::LuSteps(StepContext& ctx, const HybridSettings& settings, float* a, int64_t lda,
                  std::vector<int>& ipiv, Report& report)
     : ctx_(ctx),
@@ -22,10 +34,13 @@ LuSteps::LuSteps(StepContext& ctx, const HybridSettings& settings, float* a, int
       report_(report),
       stream_(ctx, a, lda, ipiv, settings.stream_matrix),
       ldp_(std::max<int64_t>(ctx.plan.rows(), 1)),
-      panel_buffers_{{*ctx.devices[0], ldp_ * ctx.plan.max_width()},
-                     {*ctx.devices[0], ldp_ * ctx.plan.max_width()}},
-      inverse_buffers_{{*ctx.devices[0], int64_t(ctx.plan.max_width()) * ctx.plan.max_width()},
-                       {*ctx.devices[0], int64_t(ctx.plan.max_width()) * ctx.plan.max_width()}},
+      host_panel_floats_(needs_host_panels(ctx, settings.peer_panels) ? ldp_ * ctx.plan.max_width() : 1),
+      host_inverse_floats_(needs_host_panels(ctx, settings.peer_panels)
+                               ? int64_t(ctx.plan.max_width()) * ctx.plan.max_width()
+                               : 1),
+      panel_buffers_{{*ctx.devices[0], host_panel_floats_}, {*ctx.devices[0], host_panel_floats_}},
+      inverse_buffers_{{*ctx.devices[0], host_inverse_floats_},
+                       {*ctx.devices[0], host_inverse_floats_}},
       pivot_buffer_(*ctx.devices[0], int64_t(ctx.plan.max_width()) + 1),
       device_pivots_(reinterpret_cast<int*>(pivot_buffer_.data())),
       received_{std::vector<Event>(ctx.devices.size(), -1),

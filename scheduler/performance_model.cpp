@@ -10,7 +10,7 @@
 namespace tandem {
 namespace {
 
-constexpr const char* kHeader = "tandem-performance-model 2";
+constexpr const char* kHeader = "tandem-performance-model 3";
 
 bool positive(double v) { return std::isfinite(v) && v > 0.0; }
 
@@ -143,6 +143,17 @@ double PerformanceModel::update_seconds(int64_t rows, int64_t cols, int width) c
     return ModelLookup(*this).update_seconds(rows, cols, width);
 }
 
+double PerformanceModel::device_whole_seconds(int64_t n) const {
+    std::vector<std::pair<double, double>> points;  // (log n, log seconds)
+    for (const WholeTiming& s : device_whole)
+        points.emplace_back(std::log(double(s.n)), std::log(s.seconds));
+    std::sort(points.begin(), points.end());
+    const double x = std::log(double(std::max<int64_t>(n, 1)));
+    if (points.empty() || x < points.front().first || x > points.back().first)
+        return std::numeric_limits<double>::infinity();
+    return std::exp(interpolate(points, x, 0.0, 3.0));
+}
+
 double PerformanceModel::transfer_seconds(double bytes) const {
     return bytes <= 0.0 ? 0.0 : bytes / transfer_bytes_per_second;
 }
@@ -154,6 +165,8 @@ bool PerformanceModel::complete() const {
             if (s.rows <= 0 || s.width <= 0 || !positive(s.seconds)) return false;
     for (const UpdateTiming& s : updates)
         if (s.size <= 0 || s.width <= 0 || !positive(s.seconds)) return false;
+    for (const WholeTiming& s : device_whole)
+        if (s.n <= 0 || !positive(s.seconds)) return false;
     return positive(transfer_bytes_per_second) && positive(host_copy_bytes_per_second) &&
            std::isfinite(device_panel_interference) &&
            device_panel_interference >= 0.0 && std::isfinite(step_overhead_seconds) &&
@@ -175,6 +188,8 @@ std::string PerformanceModel::serialize() const {
         out << "device_panel " << s.rows << " " << s.width << " " << s.seconds << "\n";
     for (const UpdateTiming& s : updates)
         out << "update " << s.size << " " << s.width << " " << s.seconds << "\n";
+    for (const WholeTiming& s : device_whole)
+        out << "device_whole " << s.n << " " << s.seconds << "\n";
     return out.str();
 }
 
@@ -207,6 +222,10 @@ std::optional<PerformanceModel> PerformanceModel::parse(const std::string& text)
             UpdateTiming s;
             ok = bool(fields >> s.size >> s.width >> s.seconds);
             model.updates.push_back(s);
+        } else if (key == "device_whole") {
+            WholeTiming s;
+            ok = bool(fields >> s.n >> s.seconds);
+            model.device_whole.push_back(s);
         } else {
             ok = false;
         }

@@ -32,11 +32,20 @@ struct UpdateTiming {
     double seconds = 0.0;
 };
 
+// The whole n x n matrix factored by the device's own panel routine in one call.
+struct WholeTiming {
+    int64_t n = 0;
+    double seconds = 0.0;
+};
+
 struct PerformanceModel {
     std::string fingerprint;  // the machine it was measured on (CPU, threads, device)
     std::vector<PanelTiming> cpu_panels;
     std::vector<PanelTiming> device_panels;
     std::vector<UpdateTiming> updates;
+    // May be empty (then a plan never takes the matrix whole): sizes beyond
+    // the measured ones are never predicted.
+    std::vector<WholeTiming> device_whole;
     double transfer_bytes_per_second = 0.0;  // one direction, pinned host memory
     // One direction between the caller's (pageable) memory and the device: the
     // host itself copies through pinned buffers, so this is host time.
@@ -51,6 +60,8 @@ struct PerformanceModel {
     // rows x cols x width trailing update (C -= A B) on one device.
     double update_seconds(int64_t rows, int64_t cols, int width) const;
     double transfer_seconds(double bytes) const;
+    // The whole n x n matrix in one device panel; infinite outside the measured sizes.
+    double device_whole_seconds(int64_t n) const;
 
     // Whether every table has samples and every figure is positive and finite.
     bool complete() const;

@@ -152,6 +152,30 @@ StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& reques
     if (request.streamed)
         plan.host_copy_seconds = 2.0 * 4.0 * double(request.m) * double(request.n) /
                                  model.host_copy_bytes_per_second;
+
+    // A small square matrix may be done faster by the device's panel routine on
+    // the whole of it (one step, one call) than in steps whose panels are each
+    // a chain of small kernels. Streamed, the steps hide the copies and the
+    // single call does not.
+    const bool may_take_whole = request.num_devices <= 1 && request.block_size <= 0 &&
+                                request.placement != PanelPlacement::cpu && request.m == request.n &&
+                                request.m > 0;
+    if (may_take_whole) {
+        const double whole = model.device_whole_seconds(request.n);
+        const double whole_total = whole + plan.host_copy_seconds;
+        const double steps_total =
+            std::max(kStepModelOptimism * plan.predicted_seconds, plan.host_copy_seconds);
+        if (whole_total < steps_total) {
+            StepPlan single;
+            single.widths = {static_cast<int>(request.n)};
+            single.sites = {PanelSite::device};
+            single.step_seconds = {whole};
+            single.predicted_seconds = whole;
+            single.host_copy_seconds = plan.host_copy_seconds;
+            single.steps_alternative_seconds = plan.predicted_seconds;
+            return single;
+        }
+    }
     return plan;
 }
 
@@ -161,6 +185,13 @@ std::string StepPlan::describe() const {
     std::snprintf(line, sizeof line, "%zu steps, predicted %.2f ms (steps only)\n", widths.size(),
                   1e3 * predicted_seconds);
     out << line;
+    if (steps_alternative_seconds > 0.0) {
+        std::snprintf(line, sizeof line,
+                      "the whole matrix in one device panel: steps would take %.2f ms by the model "
+                      "(x %.2f, what runs take beyond it)\n",
+                      1e3 * steps_alternative_seconds, kStepModelOptimism);
+        out << line;
+    }
     if (host_copy_seconds > 0.0) {
         std::snprintf(line, sizeof line,
                       "streamed: the host moves A both ways in %.2f ms (at the calibrated rate), "

@@ -39,6 +39,8 @@ TEST(ApiGetrfGpu, HostDevicesMatchSgetrfBitForBit) {
         {100, 100, 7, PanelPlacement::cpu},     {100, 100, 7, PanelPlacement::device},
         {130, 64, 16, PanelPlacement::cpu},     {64, 130, 16, PanelPlacement::device},
         {257, 257, 0, PanelPlacement::automatic}, {65, 2, 1, PanelPlacement::cpu},
+        {100, 100, 100, PanelPlacement::device},  // one step: the whole matrix in one device panel
+        {120, 80, 80, PanelPlacement::device},
     };
     for (const Case& c : cases) {
         const uint64_t seed = test_seed();

@@ -56,6 +56,7 @@ TEST_F(GpuGetrfResident, MatchesLapackInfoWithSmallResidual) {
         {513, 513, 128, PanelPlacement::cpu},       {513, 513, 128, PanelPlacement::device},
         {1000, 1000, 0, PanelPlacement::automatic}, {2048, 2048, 0, PanelPlacement::automatic},
         {1500, 700, 256, PanelPlacement::device},
+        {1000, 1000, 1000, PanelPlacement::device},  // the whole matrix in one device panel
     };
     for (const Case& c : cases) {
         const uint64_t seed = test_seed();

@@ -70,8 +70,61 @@ TEST(PerformanceModel, TextFormRoundTripsAndRejectsDamage) {
     EXPECT_FALSE(PerformanceModel::parse(text + "cpu_panel 12 x\n").has_value());
     EXPECT_FALSE(PerformanceModel::parse(text + "unknown_key 1\n").has_value());
     EXPECT_FALSE(PerformanceModel::parse(text + "update 100 128 -1\n").has_value());
+    EXPECT_FALSE(PerformanceModel::parse(text + "device_whole 100 -1\n").has_value());
     text.resize(text.size() / 3);  // a torn file
     EXPECT_FALSE(PerformanceModel::parse(text).has_value());
+
+    PerformanceModel with_whole = m;
+    with_whole.device_whole = {{1024, 1e-3}, {4096, 8e-3}};
+    const auto whole_back = PerformanceModel::parse(with_whole.serialize());
+    ASSERT_TRUE(whole_back.has_value());
+    EXPECT_EQ(whole_back->serialize(), with_whole.serialize());
+}
+
+TEST(PerformanceModel, WholeMatrixTimesOnlyWithinTheMeasuredSizes) {
+    PerformanceModel m = synthetic_model(1e-12, 1e-3);
+    EXPECT_TRUE(std::isinf(m.device_whole_seconds(2048)));  // nothing measured
+    m.device_whole = {{4096, 8e-3}, {1024, 1e-3}};           // any order
+    EXPECT_NEAR(m.device_whole_seconds(1024), 1e-3, 1e-12);
+    EXPECT_NEAR(m.device_whole_seconds(2048), std::sqrt(1e-3 * 8e-3), 1e-9);  // log-log
+    EXPECT_TRUE(std::isinf(m.device_whole_seconds(512)));
+    EXPECT_TRUE(std::isinf(m.device_whole_seconds(8192)));
+}
+
+TEST(StepPlanner, TakesASmallMatrixWholeWhenItsMeasuredTimeBeatsTheSteps) {
+    PerformanceModel m = synthetic_model(1e-12, 1e-3);
+    StepPlanRequest r;
+    r.m = r.n = 2048;
+    const StepPlan steps = plan_steps(m, r);
+    ASSERT_GT(steps.widths.size(), 1u);
+
+    m.device_whole = {{1024, 1e-5}, {4096, 1e-4}};  // far below the steps
+    const StepPlan whole = plan_steps(m, r);
+    EXPECT_EQ(whole.widths, std::vector<int>{2048});
+    EXPECT_EQ(whole.sites, std::vector<PanelSite>{PanelSite::device});
+    EXPECT_NEAR(whole.predicted_seconds, m.device_whole_seconds(2048), 1e-15);
+    EXPECT_NE(whole.describe().find("whole matrix"), std::string::npos) << whole.describe();
+
+    // Never where it does not apply: outside the measured sizes, rectangular,
+    // panels forced to the CPU, a forced width, several devices.
+    StepPlanRequest large = r;
+    large.m = large.n = 8192;
+    EXPECT_GT(plan_steps(m, large).widths.size(), 1u);
+    StepPlanRequest tall = r;
+    tall.m = 3000;
+    EXPECT_GT(plan_steps(m, tall).widths.size(), 1u);
+    StepPlanRequest cpu = r;
+    cpu.placement = PanelPlacement::cpu;
+    EXPECT_GT(plan_steps(m, cpu).widths.size(), 1u);
+    StepPlanRequest forced = r;
+    forced.block_size = 256;
+    EXPECT_EQ(plan_steps(m, forced).widths.size(), 8u);
+    StepPlanRequest two = r;
+    two.num_devices = 2;
+    EXPECT_GT(plan_steps(m, two).widths.size(), 1u);
+
+    m.device_whole = {{1024, 10.0}, {4096, 100.0}};  // far above: the steps stay
+    EXPECT_EQ(plan_steps(m, r).widths, steps.widths);
 }
 
 int64_t sum_of(const std::vector<int>& widths) {
@@ -179,6 +232,7 @@ CalibrationGrid tiny_grid() {
     g.panel_rows = {64, 256};
     g.widths = {8, 16};
     g.update_sizes = {32, 64};
+    g.whole_sizes = {32, 64, 100};
     g.repeats = 1;
     return g;
 }
@@ -190,6 +244,8 @@ TEST(Calibration, MeasuresACompleteModelThroughAHostDevice) {
     EXPECT_EQ(m.cpu_panels.size(), 4u);
     EXPECT_EQ(m.device_panels.size(), 4u);
     EXPECT_EQ(m.updates.size(), 4u);
+    ASSERT_EQ(m.device_whole.size(), 3u);
+    EXPECT_EQ(m.device_whole[2].n, 100);
     // A share (the tiny grid's microsecond timings are too noisy to say more).
     EXPECT_GE(m.device_panel_interference, 0.0);
     EXPECT_LE(m.device_panel_interference, 1.0);
