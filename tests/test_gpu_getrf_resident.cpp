@@ -91,6 +91,7 @@ TEST_F(GpuGetrfResident, SameFactorsAsSgetrfOnHostMemory) {
         SCOPED_TRACE(placement == PanelPlacement::cpu ? "cpu panels" : "device panels");
         Options o;
         o.backend = Backend::gpu;
+        o.num_devices = 1;  // sgetrf would use every GPU; sgetrf_gpu uses the one holding A
         o.block_size = 256;
         o.placement = placement;
         o.stream_matrix = false;
