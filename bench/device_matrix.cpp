@@ -40,6 +40,8 @@ DeviceMatrix::~DeviceMatrix() { cudaFree(data_); }  // nothing useful to do abou
 void DeviceMatrix::copy_from_host(const float* host) {
     check(cudaMemcpy(data_, host, floats_ * sizeof(float), cudaMemcpyHostToDevice),
           "cudaMemcpy to the device");
+    // A pageable copy may return before its last DMA lands: not in the timed region.
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 
 void DeviceMatrix::copy_to_host(float* host) const {

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "gpu/cuda_check.hpp"
 #include "gpu/cuda_device.hpp"
 #include "gpu/kernel_image.hpp"
 #include "tandem/tandem.hpp"
@@ -76,6 +77,20 @@ std::unique_ptr<Device> make_cuda_device(int ordinal) {
                         (count == 0 ? unavailable_reason()
                                     : std::to_string(count) + " CUDA device(s) are visible"));
     return std::make_unique<CudaDevice>(ordinal);
+}
+
+void synchronize_device(int ordinal) {
+    DeviceGuard guard(ordinal);
+    TANDEM_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+void solve_column_major(Device& cuda_device, char trans, int64_t n, int64_t nrhs, const float* a,
+                        int64_t lda, const int* ipiv, float* b, int64_t ldb) {
+    auto* device = dynamic_cast<CudaDevice*>(&cuda_device);
+    if (device == nullptr)
+        throw Error(TANDEM_ERROR_INTERNAL, "solve_column_major: " + cuda_device.name() +
+                                               " is not a CUDA device");
+    device->solve_column_major(trans, n, nrhs, a, lda, ipiv, b, ldb);
 }
 
 void set_gemm_policy(Device& cuda_device, GemmKernel kernel, const std::string& cache_dir) {

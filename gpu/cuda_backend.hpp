@@ -21,6 +21,14 @@ std::string unavailable_reason();
 // managed memory), or -1 for host memory (pageable, pinned or unknown to CUDA).
 int memory_device(const void* pointer);
 
+// Waits for all work issued to CUDA device `ordinal` so far (by anyone in
+// this process): sgetrf_gpu starts only after the caller's writes to A.
+void synchronize_device(int ordinal);
+
+// sgetrs_gpu on a device made by make_cuda_device: see CudaDevice::solve_column_major.
+void solve_column_major(Device& cuda_device, char trans, int64_t n, int64_t nrhs, const float* a,
+                        int64_t lda, const int* ipiv, float* b, int64_t ldb);
+
 // A Device on CUDA device `ordinal` (its own streams, events, cuBLAS handle).
 // Every method sets the CUDA device it needs and restores the caller's.
 std::unique_ptr<Device> make_cuda_device(int ordinal);

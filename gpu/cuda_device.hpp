@@ -91,6 +91,13 @@ public:
     // table of this GPU from cache_dir (the shipped sm_90 table without one).
     void set_gemm_policy(GemmKernel kernel, const std::string& cache_dir);
 
+    // sgetrs_gpu: op(A) X = B with column-major LU factors `a` (lda) and
+    // right-hand sides `b` (ldb, overwritten with X), both in this GPU's
+    // memory; ipiv (1-based, checked by the caller) in host memory. Runs on
+    // the compute queue after all work queued before; synchronous.
+    void solve_column_major(char trans, int64_t n, int64_t nrhs, const float* a, int64_t lda,
+                            const int* ipiv, float* b, int64_t ldb);
+
 private:
     // C = alpha A B + beta C, row-major, with the kernel the policy picks.
     void product(Queue q, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
@@ -143,6 +150,7 @@ private:
     DeviceBuffer perm_;             // rows ints: the interchanges catch_up has folded in
     int64_t perm_folded_ = 0;       // ... namely ipiv[0 .. perm_folded_)
     DeviceBuffer getrf_work_[kQueues];    // per queue: cuSOLVER getrf workspace
+    DeviceBuffer getrs_pivots_;           // solve_column_major: n pivots + info, grown as needed
     DeviceBuffer getrf_pivots_[kQueues];  // per queue: max_panel_width pivots + info
     int64_t staging_capacity_ = 0;  // floats, each
     BounceBuffers bounce_[kQueues];

@@ -74,11 +74,50 @@ int sgetrf_gpu(int m, int n, float* d_a, int ldda, int* ipiv, const Options& opt
     resident.allow_cpu_fallback = false;
     detail::Solver solver(resident);
     if (m > 0 && n > 0) {  // an empty matrix may have no memory at all
-        const detail::CheckResult where = solver.use_matrix_memory(d_a);
+        const detail::CheckResult where = solver.use_device_memory("sgetrf_gpu", {{d_a, 3}});
         if (where.info != 0) return call.rejected(where);
     }
     const int info = solver.factor_in_device_memory(m, n, d_a, ldda, ipiv, call.get());
     return call.finished(info, detail::getrf_flops(m, n));
+}
+
+int sgetrs_gpu(char trans, int n, int nrhs, const float* d_a, int ldda, const int* ipiv,
+               float* d_b, int lddb, const Options& options, Report* report) {
+    CallReport call(report);
+    const detail::CheckResult check =
+        detail::check_getrs_gpu(trans, n, nrhs, d_a, ldda, ipiv, d_b, lddb, options);
+    if (check.info != 0) return call.rejected(check);
+
+    detail::Solver solver(options);
+    if (n > 0 && nrhs > 0) {
+        const detail::CheckResult where = solver.use_device_memory("sgetrs_gpu", {{d_a, 4}, {d_b, 7}});
+        if (where.info != 0) return call.rejected(where);
+    }
+    solver.solve_in_device_memory(detail::is_transposed(trans) ? 'T' : 'N', n, nrhs, d_a, ldda,
+                                  ipiv, d_b, lddb, call.get());
+    return call.finished(0, detail::getrs_flops(n, nrhs));
+}
+
+int sgesv_gpu(int n, int nrhs, float* d_a, int ldda, int* ipiv, float* d_b, int lddb,
+              const Options& options, Report* report) {
+    CallReport call(report);
+    const detail::CheckResult check = detail::check_gesv_gpu(n, nrhs, d_a, ldda, ipiv, d_b, lddb, options);
+    if (check.info != 0) return call.rejected(check);
+
+    Options resident = options;
+    resident.stream_matrix = false;
+    resident.allow_cpu_fallback = false;
+    detail::Solver solver(resident);
+    if (n > 0) {
+        const detail::CheckResult where =
+            nrhs > 0 ? solver.use_device_memory("sgesv_gpu", {{d_a, 3}, {d_b, 6}})
+                     : solver.use_device_memory("sgesv_gpu", {{d_a, 3}});
+        if (where.info != 0) return call.rejected(where);
+    }
+    const double flops = detail::getrf_flops(n, n) + detail::getrs_flops(n, nrhs);
+    const int info = solver.factor_in_device_memory(n, n, d_a, ldda, ipiv, call.get());
+    if (info == 0) solver.solve_in_device_memory('N', n, nrhs, d_a, ldda, ipiv, d_b, lddb, call.get());
+    return call.finished(info, flops);
 }
 
 int sgetrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv, float* b,

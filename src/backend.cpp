@@ -81,6 +81,24 @@ int gpu_holding(const void* pointer) {
 #endif
 }
 
+void wait_for_gpu(int ordinal) {
+#ifdef TANDEM_HAVE_CUDA
+    gpu::synchronize_device(ordinal);
+#else
+    (void)ordinal;
+#endif
+}
+
+void solve_in_gpu_memory(Device& device, char trans, int64_t n, int64_t nrhs, const float* a,
+                         int64_t lda, const int* ipiv, float* b, int64_t ldb) {
+#ifdef TANDEM_HAVE_CUDA
+    gpu::solve_column_major(device, trans, n, nrhs, a, lda, ipiv, b, ldb);
+#else
+    (void)device, (void)trans, (void)n, (void)nrhs, (void)a, (void)lda, (void)ipiv, (void)b, (void)ldb;
+    throw Error(TANDEM_ERROR_BACKEND_UNAVAILABLE, "tandem was built without the CUDA backend");
+#endif
+}
+
 std::string resolve_cache_dir(const std::string& configured) {
     if (!configured.empty()) return configured;
     if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)

@@ -26,6 +26,13 @@ struct BackendChoice {
 // memory (and always -1 without the CUDA backend).
 int gpu_holding(const void* pointer);
 
+// Waits for all work issued so far to CUDA device `ordinal` (no-op without CUDA).
+void wait_for_gpu(int ordinal);
+
+// sgetrs_gpu's solve on a CUDA device of a lease (column-major factors and B in its memory).
+void solve_in_gpu_memory(Device& device, char trans, int64_t n, int64_t nrhs, const float* a,
+                         int64_t lda, const int* ipiv, float* b, int64_t ldb);
+
 // Options::cache_dir, or $XDG_CACHE_HOME/tandem, or $HOME/.cache/tandem.
 std::string resolve_cache_dir(const std::string& configured);
 

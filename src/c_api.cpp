@@ -59,6 +59,19 @@ int tandem_sgetrf_gpu(int m, int n, float* d_a, int ldda, int* ipiv) {
     });
 }
 
+int tandem_sgetrs_gpu(char trans, int n, int nrhs, const float* d_a, int ldda, const int* ipiv,
+                      float* d_b, int lddb) {
+    return guarded_call("tandem_sgetrs_gpu", tandem::Options{}, 0, [&](const tandem::Options& o) {
+        return tandem::sgetrs_gpu(trans, n, nrhs, d_a, ldda, ipiv, d_b, lddb, o);
+    });
+}
+
+int tandem_sgesv_gpu(int n, int nrhs, float* d_a, int ldda, int* ipiv, float* d_b, int lddb) {
+    return guarded_call("tandem_sgesv_gpu", tandem::Options{}, 0, [&](const tandem::Options& o) {
+        return tandem::sgesv_gpu(n, nrhs, d_a, ldda, ipiv, d_b, lddb, o);
+    });
+}
+
 int tandem_sgetrs(int layout, char trans, int n, int nrhs, const float* a, int lda,
                   const int* ipiv, float* b, int ldb) {
     return c_call("tandem_sgetrs", layout, [&](const tandem::Options& o) {

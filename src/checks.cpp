@@ -63,6 +63,9 @@ CheckResult check_getrf_arguments(const char* r, int m, int n, const float* a, i
     return {};
 }
 
+CheckResult check_gpu_options(const char* r, int position, const Options& o);
+Options as_col_major(Options o);
+
 }  // namespace
 
 CheckResult check_getrf(int m, int n, const float* a, int lda, const int* ipiv,
@@ -73,20 +76,18 @@ CheckResult check_getrf(int m, int n, const float* a, int lda, const int* ipiv,
 CheckResult check_getrf_gpu(int m, int n, const float* a, int lda, const int* ipiv,
                             const Options& o) {
     const char* r = "sgetrf_gpu";
-    Options col_major = o;  // arguments 1-5 as for the column-major matrix it must be
-    col_major.layout = Layout::col_major;
-    CheckResult result = check_getrf_arguments(r, m, n, a, lda, ipiv, col_major);
+    CheckResult result = check_getrf_arguments(r, m, n, a, lda, ipiv, as_col_major(o));
     if (result.info != 0) return result;
     std::string why;
     if (!options_valid(o, &why)) return bad(6, r, why);
-    if (is_row_major(o)) return bad(6, r, "options.layout: the matrix in GPU memory must be col_major");
-    if (o.num_devices > 1) return bad(6, r, "options.num_devices > 1: the matrix is on one GPU");
-    return {};
+    return check_gpu_options(r, 6, o);
 }
 
-CheckResult check_getrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv,
-                        const float* b, int ldb, const Options& o) {
-    const char* r = "sgetrs";
+namespace {
+
+CheckResult check_getrs_arguments(const char* r, char trans, int n, int nrhs, const float* a,
+                                  int lda, const int* ipiv, const float* b, int ldb,
+                                  const Options& o) {
     std::string why;
     if (!trans_valid(trans)) return bad(1, r, "trans is not 'N', 'T' or 'C'");
     if (n < 0) return bad(2, r, "n < 0");
@@ -105,9 +106,8 @@ CheckResult check_getrs(char trans, int n, int nrhs, const float* a, int lda, co
     return {};
 }
 
-CheckResult check_gesv(int n, int nrhs, const float* a, int lda, const int* ipiv,
-                       const float* b, int ldb, const Options& o) {
-    const char* r = "sgesv";
+CheckResult check_gesv_arguments(const char* r, int n, int nrhs, const float* a, int lda,
+                                 const int* ipiv, const float* b, int ldb, const Options& o) {
     std::string why;
     if (n < 0) return bad(1, r, "n < 0");
     if (nrhs < 0) return bad(2, r, "nrhs < 0");
@@ -119,6 +119,51 @@ CheckResult check_gesv(int n, int nrhs, const float* a, int lda, const int* ipiv
         return bad(7, r, is_row_major(o) ? "ldb < max(1,nrhs) for row-major" : "ldb < max(1,n)");
     if (!options_valid(o, &why)) return bad(8, r, why);
     return {};
+}
+
+// The _gpu routines' own demands on Options (argument `position`): column-major, one device.
+CheckResult check_gpu_options(const char* r, int position, const Options& o) {
+    if (is_row_major(o)) return bad(position, r, "options.layout: matrices in GPU memory must be col_major");
+    if (o.num_devices > 1) return bad(position, r, "options.num_devices > 1: the matrices are on one GPU");
+    return {};
+}
+
+Options as_col_major(Options o) {
+    o.layout = Layout::col_major;
+    return o;
+}
+
+}  // namespace
+
+CheckResult check_getrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv,
+                        const float* b, int ldb, const Options& o) {
+    return check_getrs_arguments("sgetrs", trans, n, nrhs, a, lda, ipiv, b, ldb, o);
+}
+
+CheckResult check_gesv(int n, int nrhs, const float* a, int lda, const int* ipiv,
+                       const float* b, int ldb, const Options& o) {
+    return check_gesv_arguments("sgesv", n, nrhs, a, lda, ipiv, b, ldb, o);
+}
+
+// Arguments as for the column-major matrices they must be, then the options.
+CheckResult check_getrs_gpu(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv,
+                            const float* b, int ldb, const Options& o) {
+    const char* r = "sgetrs_gpu";
+    CheckResult result = check_getrs_arguments(r, trans, n, nrhs, a, lda, ipiv, b, ldb, as_col_major(o));
+    if (result.info != 0) return result;
+    std::string why;
+    if (!options_valid(o, &why)) return bad(9, r, why);
+    return check_gpu_options(r, 9, o);
+}
+
+CheckResult check_gesv_gpu(int n, int nrhs, const float* a, int lda, const int* ipiv,
+                           const float* b, int ldb, const Options& o) {
+    const char* r = "sgesv_gpu";
+    CheckResult result = check_gesv_arguments(r, n, nrhs, a, lda, ipiv, b, ldb, as_col_major(o));
+    if (result.info != 0) return result;
+    std::string why;
+    if (!options_valid(o, &why)) return bad(8, r, why);
+    return check_gpu_options(r, 8, o);
 }
 
 }  // namespace tandem::detail

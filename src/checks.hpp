@@ -24,6 +24,11 @@ CheckResult check_getrf(int m, int n, const float* a, int lda, const int* ipiv,
 // Where `a` lives is checked by the Solver, which knows the backend.
 CheckResult check_getrf_gpu(int m, int n, const float* a, int lda, const int* ipiv,
                             const Options& options);
+// sgetrs_gpu / sgesv_gpu: as sgetrs / sgesv, column-major, one device.
+CheckResult check_getrs_gpu(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv,
+                            const float* b, int ldb, const Options& options);
+CheckResult check_gesv_gpu(int n, int nrhs, const float* a, int lda, const int* ipiv,
+                           const float* b, int ldb, const Options& options);
 CheckResult check_getrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv,
                         const float* b, int ldb, const Options& options);
 CheckResult check_gesv(int n, int nrhs, const float* a, int lda, const int* ipiv,

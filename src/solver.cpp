@@ -129,30 +129,37 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
     }
 }
 
-CheckResult Solver::use_matrix_memory(const float* a) {
-    const int gpu = gpu_holding(a);
-    auto misplaced = [](const std::string& what) {
-        return CheckResult{-3, "sgetrf_gpu: argument 3 (" + what + ") is invalid"};
-    };
-    switch (choice_.backend) {
-        case Backend::gpu:
-            if (gpu < 0) return misplaced("d_a is not in GPU memory");
-            if (gpu >= gpu_count())
-                return misplaced("d_a is on CUDA device " + std::to_string(gpu) +
-                                 ", which this build cannot run on");
-            choice_.first_device = gpu;
-            choice_.num_devices = 1;
-            return {};
-        case Backend::host:
-            if (gpu >= 0)
-                return misplaced("d_a is GPU memory; backend host emulates devices in host memory");
-            choice_.num_devices = 1;
-            return {};
-        default:
-            throw Error(TANDEM_ERROR_BACKEND_UNAVAILABLE,
-                        "sgetrf_gpu: backend cpu cannot reach GPU memory" +
-                            (choice_.note.empty() ? std::string() : " (" + choice_.note + ")"));
+CheckResult Solver::use_device_memory(const char* routine,
+                                      std::initializer_list<std::pair<const float*, int>> arrays) {
+    if (choice_.backend != Backend::gpu && choice_.backend != Backend::host)
+        throw Error(TANDEM_ERROR_BACKEND_UNAVAILABLE,
+                    std::string(routine) + ": backend cpu cannot reach GPU memory" +
+                        (choice_.note.empty() ? std::string() : " (" + choice_.note + ")"));
+    int first = -2;  // the GPU of the first array
+    for (const auto& [pointer, position] : arrays) {
+        auto misplaced = [&, position = position](const std::string& what) {
+            return CheckResult{-position, std::string(routine) + ": argument " +
+                                              std::to_string(position) + " (" + what + ") is invalid"};
+        };
+        const int gpu = gpu_holding(pointer);
+        if (choice_.backend == Backend::host) {
+            if (gpu >= 0) return misplaced("GPU memory; backend host emulates devices in host memory");
+            continue;
+        }
+        if (gpu < 0) return misplaced("not in GPU memory");
+        if (gpu >= gpu_count())
+            return misplaced("on CUDA device " + std::to_string(gpu) + ", which this build cannot run on");
+        if (first == -2) first = gpu;
+        if (gpu != first)
+            return misplaced("on CUDA device " + std::to_string(gpu) + ", the first array on " +
+                             std::to_string(first));
     }
+    choice_.num_devices = 1;
+    if (choice_.backend == Backend::gpu && first >= 0) {
+        choice_.first_device = first;
+        wait_for_gpu(first);  // the caller's writes to the arrays come first
+    }
+    return {};
 }
 
 int Solver::factor_in_device_memory(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv,
@@ -174,6 +181,26 @@ int Solver::factor_in_device_memory(int64_t m, int64_t n, float* a, int64_t lda,
     } catch (const std::bad_alloc&) {
         throw Error(TANDEM_ERROR_OUT_OF_MEMORY, "tandem: out of host memory in sgetrf_gpu");
     }
+}
+
+void Solver::solve_in_device_memory(char trans, int64_t n, int64_t nrhs, const float* a,
+                                    int64_t lda, const int* ipiv, float* b, int64_t ldb,
+                                    Report& report) {
+    if (!factored_) {
+        report.message = choice_.note;
+        report.backend = choice_.backend;
+    }
+    if (n == 0 || nrhs == 0) return;
+    if (choice_.backend == Backend::host) {  // "device memory" is host memory: LAPACK solves
+        if (!factored_) report.device = "host #0";
+        lapack_getrs(trans, static_cast<int>(n), static_cast<int>(nrhs), a, static_cast<int>(lda),
+                     ipiv, b, static_cast<int>(ldb));
+        return;
+    }
+    if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
+    Device& device = *lease_->devices()[0];
+    if (!factored_) report.device = device.name();
+    solve_in_gpu_memory(device, trans, n, nrhs, a, lda, ipiv, b, ldb);
 }
 
 void Solver::solve_on_cpu(char op, int64_t n, int64_t nrhs, const float* a, int64_t lda,

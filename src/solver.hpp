@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <initializer_list>
+#include <utility>
 #include <memory>
 #include <vector>
 
@@ -23,15 +25,21 @@ public:
     // P A = L U in place (column-major, lda >= m). Returns info >= 0.
     int factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Report& report);
 
-    // sgetrf_gpu: checks that `a` is memory the backend's devices work in (a
-    // usable GPU's for gpu, host memory for the emulated host devices) and
-    // takes that GPU alone. info -3 when it is not; throws
-    // TANDEM_ERROR_BACKEND_UNAVAILABLE for backend cpu.
-    CheckResult use_matrix_memory(const float* a);
+    // The _gpu routines: checks that each array (pointer, argument position)
+    // is memory the backend's devices work in (one usable GPU's, the first
+    // array's, for gpu; host memory for the emulated host devices), takes that
+    // GPU alone and waits for the work issued to it so far. info -position for
+    // the first array that is not; throws TANDEM_ERROR_BACKEND_UNAVAILABLE
+    // for backend cpu.
+    CheckResult use_device_memory(const char* routine,
+                                  std::initializer_list<std::pair<const float*, int>> arrays);
     // P A = L U of a column-major matrix in that memory, in place; the host
     // never reads or writes `a`. Construct with Options::stream_matrix off.
     int factor_in_device_memory(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv,
                                 Report& report);
+    // op(A) X = B with column-major factors and B in that memory (sgetrs_gpu).
+    void solve_in_device_memory(char trans, int64_t n, int64_t nrhs, const float* a, int64_t lda,
+                                const int* ipiv, float* b, int64_t ldb, Report& report);
 
     // op(A) X = B (column-major) with the factors in a/ipiv; after factor() of a
     // square matrix on one device the factors already there are used instead.

@@ -70,6 +70,64 @@ TEST(ApiGetrfGpu, HostDevicesMatchSgetrfBitForBit) {
     }
 }
 
+TEST(ApiGetrfGpu, SolvesWithTheFactorsAndSgesvGpuAgrees) {
+    const int n = 90, nrhs = 3, lda = n + 1, ldb = n + 2;
+    const uint64_t seed = test_seed();
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    const std::vector<float> a = make_matrix(n, n, lda, MatrixKind::random, seed);
+    const std::vector<float> b = make_matrix(n, nrhs, ldb, MatrixKind::random, seed + 1);
+    const Options o = host_options(16, PanelPlacement::cpu);
+    std::vector<float> lu = a;
+    std::vector<int> ipiv(n);
+    ASSERT_EQ(sgetrf_gpu(n, n, lu.data(), lda, ipiv.data(), o), 0);
+    for (char trans : {'N', 'T', 'c'}) {
+        SCOPED_TRACE(std::string("trans ") + trans);
+        std::vector<float> x = b;
+        Report report;
+        EXPECT_EQ(sgetrs_gpu(trans, n, nrhs, lu.data(), lda, ipiv.data(), x.data(), ldb, o, &report), 0);
+        const double residual = trans == 'N'
+                                    ? solve_residual(n, nrhs, a.data(), lda, x.data(), ldb, b.data(), ldb)
+                                    : solve_residual_trans(n, nrhs, a.data(), lda, x.data(), ldb, b.data(), ldb);
+        EXPECT_LT(residual, kResidualBound);
+        EXPECT_EQ(report.backend, Backend::host);
+        EXPECT_EQ(padding_changes(n, nrhs, ldb, x.data()), 0);
+    }
+    // sgesv_gpu: the same factors and solution as the two calls.
+    std::vector<float> x = b;
+    ASSERT_EQ(sgetrs_gpu('N', n, nrhs, lu.data(), lda, ipiv.data(), x.data(), ldb, o), 0);
+    std::vector<float> lu2 = a, x2 = b;
+    std::vector<int> ipiv2(n);
+    EXPECT_EQ(sgesv_gpu(n, nrhs, lu2.data(), lda, ipiv2.data(), x2.data(), ldb, o), 0);
+    EXPECT_EQ(ipiv2, ipiv);
+    EXPECT_EQ(first_bit_difference(lu2, lu), -1);
+    EXPECT_EQ(first_bit_difference(x2, x), -1);
+}
+
+TEST(ApiGetrfGpu, SolveArgumentsAndASingularSgesvGpu) {
+    const int n = 6, lda = n, ldb = n;
+    std::vector<float> a = make_matrix(n, n, lda, MatrixKind::random, test_seed());
+    std::vector<float> b(n, 1.0f);
+    std::vector<int> ipiv = {1, 2, 3, 4, 5, 6};
+    const Options o = host_options(0, PanelPlacement::automatic);
+    EXPECT_EQ(sgetrs_gpu('X', n, 1, a.data(), lda, ipiv.data(), b.data(), ldb, o), -1);
+    EXPECT_EQ(sgetrs_gpu('N', n, 1, a.data(), lda, ipiv.data(), b.data(), n - 1, o), -8);
+    ipiv[2] = 9;
+    EXPECT_EQ(sgetrs_gpu('N', n, 1, a.data(), lda, ipiv.data(), b.data(), ldb, o), -6);
+    ipiv[2] = 3;
+    Options row_major = o;
+    row_major.layout = Layout::row_major;
+    EXPECT_EQ(sgetrs_gpu('N', n, 1, a.data(), lda, ipiv.data(), b.data(), ldb, row_major), -9);
+    EXPECT_EQ(sgesv_gpu(n, 1, a.data(), lda, ipiv.data(), b.data(), ldb, row_major), -8);
+    EXPECT_EQ(sgesv_gpu(n, 1, a.data(), n - 1, ipiv.data(), b.data(), ldb, o), -4);
+    EXPECT_EQ(std::vector<float>(n, 1.0f), b);
+    // Singular: the factors and info as LAPACK's, B untouched.
+    for (int i = 0; i < n; ++i) a[static_cast<size_t>(i + 2 * lda)] = 0.0f;
+    const LapackFactors expected = lapack_getrf(n, n, a, lda);
+    EXPECT_EQ(sgesv_gpu(n, 1, a.data(), lda, ipiv.data(), b.data(), ldb, o), expected.info);
+    EXPECT_GT(expected.info, 0);
+    EXPECT_EQ(std::vector<float>(n, 1.0f), b);
+}
+
 TEST(ApiGetrfGpu, SingularMatrixReportsLapacksInfo) {
     const int n = 60, lda = n;
     std::vector<float> a = make_matrix(n, n, lda, MatrixKind::random, test_seed());
@@ -162,6 +220,10 @@ TEST(CAbiGetrfGpu, ArgumentNumbersAndRunTimeErrors) {
     else
         EXPECT_EQ(status, TANDEM_ERROR_BACKEND_UNAVAILABLE);
     EXPECT_NE(std::string(tandem_last_error()), "");
+    std::vector<float> b(n, 1.0f);
+    for (int i = 0; i < n; ++i) ipiv[static_cast<size_t>(i)] = i + 1;
+    EXPECT_EQ(tandem_sgetrs_gpu('N', n, 1, a.data(), n, ipiv.data(), b.data(), 0), -8);
+    EXPECT_EQ(tandem_sgesv_gpu(n, 1, a.data(), n, ipiv.data(), b.data(), 0), -7);
 }
 
 }  // namespace

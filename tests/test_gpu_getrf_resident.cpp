@@ -105,6 +105,53 @@ TEST_F(GpuGetrfResident, SameFactorsAsSgetrfOnHostMemory) {
     }
 }
 
+TEST_F(GpuGetrfResident, SolvesInGpuMemory) {
+    const int n = 1500, nrhs = 5, lda = n + 3, ldb = n + 1;
+    const uint64_t seed = test_seed();
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    const std::vector<float> a = make_matrix(n, n, lda, MatrixKind::random, seed);
+    const std::vector<float> b = make_matrix(n, nrhs, ldb, MatrixKind::random, seed + 1);
+    ASSERT_NO_FATAL_FAILURE(upload(a));
+    float* d_b = nullptr;
+    ASSERT_CUDA(cudaMalloc(reinterpret_cast<void**>(&d_b), b.size() * sizeof(float)));
+    auto reset_b = [&] {
+        ASSERT_CUDA(cudaMemcpy(d_b, b.data(), b.size() * sizeof(float), cudaMemcpyHostToDevice));
+    };
+    auto download_b = [&] {
+        std::vector<float> x(b.size());
+        EXPECT_EQ(cudaMemcpy(x.data(), d_b, x.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+        return x;
+    };
+    Options o;
+    o.backend = Backend::gpu;
+    std::vector<int> ipiv(n);
+    ASSERT_EQ(sgetrf_gpu(n, n, d_a_, lda, ipiv.data(), o), 0);
+    for (char trans : {'N', 'T'}) {
+        SCOPED_TRACE(std::string("trans ") + trans);
+        ASSERT_NO_FATAL_FAILURE(reset_b());
+        Report report;
+        EXPECT_EQ(sgetrs_gpu(trans, n, nrhs, d_a_, lda, ipiv.data(), d_b, ldb, o, &report), 0);
+        const std::vector<float> x = download_b();
+        const double residual =
+            trans == 'N' ? solve_residual(n, nrhs, a.data(), lda, x.data(), ldb, b.data(), ldb)
+                         : solve_residual_trans(n, nrhs, a.data(), lda, x.data(), ldb, b.data(), ldb);
+        EXPECT_LT(residual, kResidualBound);
+        EXPECT_EQ(padding_changes(n, nrhs, ldb, x.data()), 0);
+        EXPECT_EQ(report.backend, Backend::gpu);
+    }
+    // Host memory for B under backend gpu: argument 7, B untouched.
+    std::vector<float> host_b = b;
+    EXPECT_EQ(sgetrs_gpu('N', n, nrhs, d_a_, lda, ipiv.data(), host_b.data(), ldb, o), -7);
+    EXPECT_EQ(first_bit_difference(host_b, b), -1);
+    // sgesv_gpu on a fresh copy.
+    ASSERT_NO_FATAL_FAILURE(upload(a));
+    ASSERT_NO_FATAL_FAILURE(reset_b());
+    EXPECT_EQ(sgesv_gpu(n, nrhs, d_a_, lda, ipiv.data(), d_b, ldb, o), 0);
+    const std::vector<float> x = download_b();
+    EXPECT_LT(solve_residual(n, nrhs, a.data(), lda, x.data(), ldb, b.data(), ldb), kResidualBound);
+    cudaFree(d_b);
+}
+
 TEST_F(GpuGetrfResident, SingularMatrix) {
     const int n = 700, lda = n;
     std::vector<float> a = make_matrix(n, n, lda, MatrixKind::random, test_seed());

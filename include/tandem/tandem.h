@@ -38,10 +38,13 @@ extern "C" {
 /* P*A = L*U of the m x n matrix A. */
 int tandem_sgetrf(int layout, int m, int n, float* a, int lda, int* ipiv);
 
-/* P*A = L*U of the column-major m x n matrix d_a in GPU memory (see
- * tandem::sgetrf_gpu); ipiv is host memory. No layout argument: info -i names
- * argument i of this signature. */
+/* P*A = L*U of the column-major m x n matrix d_a in GPU memory, and the
+ * solves with it (see tandem::sgetrf_gpu, sgetrs_gpu, sgesv_gpu); ipiv is host
+ * memory. No layout argument: info -i names argument i of these signatures. */
 int tandem_sgetrf_gpu(int m, int n, float* d_a, int ldda, int* ipiv);
+int tandem_sgetrs_gpu(char trans, int n, int nrhs, const float* d_a, int ldda, const int* ipiv,
+                      float* d_b, int lddb);
+int tandem_sgesv_gpu(int n, int nrhs, float* d_a, int ldda, int* ipiv, float* d_b, int lddb);
 
 /* Solve op(A)*X = B with the factors from tandem_sgetrf; trans is 'N', 'T' or
  * 'C' in either case. B is n x nrhs. */

@@ -164,6 +164,17 @@ int sgetrf(int m, int n, float* a, int lda, int* ipiv, const Options& options = 
 int sgetrf_gpu(int m, int n, float* d_a, int ldda, int* ipiv, const Options& options = {},
                Report* report = nullptr);
 
+// op(A) * X = B with the factors of sgetrf_gpu: d_a and d_b (n x nrhs,
+// overwritten with X) column-major in the memory of one GPU, ipiv in host
+// memory (cuSOLVER's getrs on that GPU). The same Options rules and memory
+// checks as sgetrf_gpu (info -4 for d_a, -7 for d_b, -9 for the options).
+int sgetrs_gpu(char trans, int n, int nrhs, const float* d_a, int ldda, const int* ipiv,
+               float* d_b, int lddb, const Options& options = {}, Report* report = nullptr);
+
+// A * X = B in GPU memory: sgetrf_gpu, then (if info == 0) sgetrs_gpu.
+int sgesv_gpu(int n, int nrhs, float* d_a, int ldda, int* ipiv, float* d_b, int lddb,
+              const Options& options = {}, Report* report = nullptr);
+
 // op(A) * X = B with the factors of sgetrf; trans is 'N', 'T' or 'C' (either case).
 int sgetrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv, float* b,
            int ldb, const Options& options = {}, Report* report = nullptr);
