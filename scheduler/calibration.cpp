@@ -58,13 +58,11 @@ PerformanceModel calibrate(Device& device, PanelMethod method, const Calibration
     fill_random(source.data(), host_rows * max_width);
 
     // The CPU panel, as the factorization runs it (OpenBLAS held single-threaded
-    // when our own OpenMP panel runs), with inv(L11), which the CPU forms next
-    // on the inverse path (the default).
+    // when our own OpenMP panel runs).
     {
         std::optional<SingleThreadedBlas> single_threaded;
         if (method != PanelMethod::lapack) single_threaded.emplace();
         std::vector<float> panel(static_cast<size_t>(max_rows * max_width));
-        std::vector<float> inverse(static_cast<size_t>(max_width) * max_width);
         std::vector<int> ipiv(static_cast<size_t>(max_width));
         for (int64_t rows : grid.panel_rows)
             for (int width : grid.widths) {
@@ -76,10 +74,7 @@ PerformanceModel calibrate(Device& device, PanelMethod method, const Calibration
                             std::memcpy(&panel[j * rows], source.data() + j * host_rows,
                                         sizeof(float) * rows);
                     },
-                    [&] {
-                        factor_panel(rows, width, panel.data(), rows, ipiv.data(), method);
-                        invert_unit_lower(width, panel.data(), rows, inverse.data(), width);
-                    });
+                    [&] { factor_panel(rows, width, panel.data(), rows, ipiv.data(), method); });
                 model.cpu_panels.push_back({rows, width, s});
             }
     }
