@@ -11,9 +11,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "cpu/blas_threads.hpp"
+#include "cpu/panel.hpp"
 #include "cpu/recursive_panel.hpp"
 #include "lapack_oracle.hpp"
 #include "tandem/tandem.hpp"
@@ -21,6 +25,8 @@
 
 namespace tandem::test {
 namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 struct PanelCase {
     int rows;
@@ -278,6 +284,45 @@ TEST(CpuPanel, RejectsInvalidPanels) {
     PanelOptions negative;
     negative.threads = -1;
     EXPECT_THROW(factor_panel_recursive(10, 2, a.data(), 10, ipiv.data(), negative), Error);
+}
+
+// inv(L11) of a factored panel's unit lower triangle: L11 * inv = I to
+// rounding, zero above the diagonal, with OpenBLAS held single-threaded (as in
+// the factorization) and not. The returned 1-norm is the inverse's.
+TEST(CpuPanel, InvertUnitLowerBothWays) {
+    const uint64_t seed = test_seed();
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    for (const bool held : {true, false}) {
+        std::unique_ptr<SingleThreadedBlas> single;
+        if (held) single = std::make_unique<SingleThreadedBlas>();
+        else if (openblas_get_num_threads() < 2) openblas_set_num_threads(2);
+        for (const int width : {1, 31, 64, 65, 200, 512}) {
+            SCOPED_TRACE((held ? "held, width " : "width ") + std::to_string(width));
+            const int ld = width + 3, ldi = width + 1;
+            std::vector<float> panel = make_matrix(width, width, ld, MatrixKind::random, seed);
+            std::vector<int> ipiv(static_cast<size_t>(width));
+            ASSERT_EQ(factor_panel(width, width, panel.data(), ld, ipiv.data(), PanelMethod::lapack), 0);
+            std::vector<float> inv(static_cast<size_t>(ldi) * width, kNaN);
+            const float norm = invert_unit_lower(width, panel.data(), ld, inv.data(), ldi);
+            double worst = 0.0, expected_norm = 0.0;
+            for (int j = 0; j < width; ++j) {
+                double column = 0.0;
+                for (int i = 0; i < width; ++i) {
+                    const double x = inv[static_cast<size_t>(i + j * ldi)];
+                    if (i < j) EXPECT_EQ(x, 0.0) << i << ", " << j;
+                    column += std::fabs(x);
+                    double product = 0.0;  // (L11 inv)(i, j), L11 unit lower
+                    for (int k = 0; k <= i; ++k)
+                        product += (k == i ? 1.0 : panel[static_cast<size_t>(i + k * ld)]) *
+                                   inv[static_cast<size_t>(k + j * ldi)];
+                    worst = std::max(worst, std::fabs(product - (i == j ? 1.0 : 0.0)));
+                }
+                expected_norm = std::max(expected_norm, column);
+            }
+            EXPECT_LT(worst, 1e-4 * std::max(1.0, expected_norm));
+            EXPECT_NEAR(norm, expected_norm, 1e-5 * expected_norm);
+        }
+    }
 }
 
 }  // namespace
