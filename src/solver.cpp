@@ -200,7 +200,12 @@ void Solver::solve_in_device_memory(char trans, int64_t n, int64_t nrhs, const f
     if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
     Device& device = *lease_->devices()[0];
     if (!factored_) report.device = device.name();
-    solve_in_gpu_memory(device, trans, n, nrhs, a, lda, ipiv, b, ldb);
+    try {
+        solve_in_gpu_memory(device, trans, n, nrhs, a, lda, ipiv, b, ldb);
+    } catch (const Error& e) {  // getrs works on B in place
+        throw Error(e.code(), std::string(e.what()) + " (in the solve: B may be partially overwritten" +
+                                  (factored_ ? "; A and ipiv hold the LU factors)" : ")"));
+    }
 }
 
 void Solver::solve_on_cpu(char op, int64_t n, int64_t nrhs, const float* a, int64_t lda,
