@@ -23,13 +23,6 @@
 //   * When beta != 0 the C tile is prefetched into L2 during the last
 //     kPrefetchDistanceK of the k loop, so that reading C in the epilogue does
 //     not wait on DRAM (at k = 64..128 the C traffic is as long as the math).
-//   * C -= A * B (alpha = -1, beta = 1: the LU's trailing update) instead
-//     starts the accumulators from -C (the C tile, loaded right after the
-//     first copies are issued), adds the products and stores -acc: C's read
-//     overlaps the pipeline's start instead of ending every tile with a wait
-//     on loads. The sign flips are exact; rounding differs from alpha * AB + C
-//     only in the order of the additions. (Subtracting in the FFMAs instead
-//     made ptxas spill.)
 #ifndef TANDEM_GPU_SGEMM_RM_CUH
 #define TANDEM_GPU_SGEMM_RM_CUH
 
@@ -55,35 +48,8 @@ namespace tandem::gpu {
 //   aligned and ldb, ldc multiples of 4; Vec == 1 needs only float alignment.
 //   Launch: 1-D grid of tiles_m * tiles_n blocks of Cfg::threads threads and
 //   Cfg::shared_bytes of dynamic shared memory.
-// Epilogue, four rows (one sub-tile row) at a time: all loads of C for the
-// four rows are issued before any store, so that their latencies overlap
-// (the compiler may not move a load of C past a store to C by itself).
 template <class Cfg>
-__device__ __forceinline__ void epilogue_alpha_beta(const SgemmRmParams& p, int row0, int col0,
-                                                    int frag_row, int frag_col,
-                                                    const float (&acc)[Cfg::tm][Cfg::tn]) {
-#pragma unroll
-    for (int i4 = 0; i4 < Cfg::tm / 4; ++i4) {
-        const int row = row0 + frag_row + i4 * 4 * Cfg::warp_threads_m;
-        float old[4][Cfg::tn];
-        if (p.beta != 0.0f) {
-#pragma unroll
-            for (int ii = 0; ii < 4; ++ii)
-#pragma unroll
-                for (int j = 0; j < Cfg::tn / 4; ++j)
-                    load_c4<Cfg::vec>(p, row + ii, col0 + frag_col + j * 4 * Cfg::warp_threads_n, &old[ii][4 * j]);
-        }
-#pragma unroll
-        for (int ii = 0; ii < 4; ++ii)
-#pragma unroll
-            for (int j = 0; j < Cfg::tn / 4; ++j)
-                store_c4<Cfg::vec>(p, row + ii, col0 + frag_col + j * 4 * Cfg::warp_threads_n,
-                                   &acc[4 * i4 + ii][4 * j], &old[ii][4 * j]);
-    }
-}
-
-template <class Cfg, bool OntoC>
-__device__ __forceinline__ void sgemm_rm_tile(const SgemmRmParams& p) {
+__global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) sgemm_rm_kernel(const SgemmRmParams p) {
     extern __shared__ float4 shared_vec4[];
     float* const a_tiles = reinterpret_cast<float*>(shared_vec4);    // [stages][bk][a_stride]
     float* const b_tiles = a_tiles + Cfg::stages * Cfg::a_stage_floats;  // [stages][bk][bn]
@@ -149,59 +115,51 @@ __device__ __forceinline__ void sgemm_rm_tile(const SgemmRmParams& p) {
     const int frag_col = (warp % Cfg::warps_n) * Cfg::warp_n + (lane % Cfg::warp_threads_n) * 4;
 
     float acc[Cfg::tm][Cfg::tn];
+#pragma unroll
+    for (int i = 0; i < Cfg::tm; ++i)
+#pragma unroll
+        for (int j = 0; j < Cfg::tn; ++j) acc[i][j] = 0.0f;
+
     const int k_tiles = (p.k + Cfg::bk - 1) / Cfg::bk;
 #pragma unroll
     for (int s = 0; s < Cfg::stages - 1; ++s) {
         if (s < k_tiles) load_tile(s, s);
         async::commit();
     }
-    // This thread's C values (zeros outside C), or zeros: the first FFMA waits for them.
-#pragma unroll
-    for (int i4 = 0; i4 < Cfg::tm / 4; ++i4)
-#pragma unroll
-        for (int ii = 0; ii < 4; ++ii)
-#pragma unroll
-            for (int j = 0; j < Cfg::tn / 4; ++j) {
-                float* const four = &acc[4 * i4 + ii][4 * j];
-                four[0] = four[1] = four[2] = four[3] = 0.0f;
-                if constexpr (OntoC) {
-                    load_c4<Cfg::vec>(p, row0 + frag_row + i4 * 4 * Cfg::warp_threads_m + ii,
-                                      col0 + frag_col + j * 4 * Cfg::warp_threads_n, four);
-                    four[0] = -four[0], four[1] = -four[1], four[2] = -four[2], four[3] = -four[3];
-                }
-            }
     int read_stage = 0, write_stage = Cfg::stages - 1;
     for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
         async::wait<Cfg::stages - 2>();  // this thread's copies of step k_tile have landed,
         __syncthreads();                 // everyone's have, and step k_tile - 1 is consumed
         if (k_tile + Cfg::stages - 1 < k_tiles) load_tile(k_tile + Cfg::stages - 1, write_stage);
         async::commit();
-        if (!OntoC && k_tile == p.prefetch_k_tile && p.beta != 0.0f) prefetch_c_tile<Cfg>(p, row0, col0);
+        if (k_tile == p.prefetch_k_tile && p.beta != 0.0f) prefetch_c_tile<Cfg>(p, row0, col0);
         multiply_tile<Cfg>(a_tiles + read_stage * Cfg::a_stage_floats + frag_row,
                            b_tiles + read_stage * Cfg::b_stage_floats + frag_col, acc);
         read_stage = read_stage + 1 == Cfg::stages ? 0 : read_stage + 1;
         write_stage = write_stage + 1 == Cfg::stages ? 0 : write_stage + 1;
     }
 
-    if constexpr (OntoC) {
+    // Epilogue, four rows (one sub-tile row) at a time: all loads of C for the
+    // four rows are issued before any store, so that their latencies overlap
+    // (the compiler may not move a load of C past a store to C by itself).
 #pragma unroll
-        for (int i4 = 0; i4 < Cfg::tm / 4; ++i4)
+    for (int i4 = 0; i4 < Cfg::tm / 4; ++i4) {
+        const int row = row0 + frag_row + i4 * 4 * Cfg::warp_threads_m;
+        float old[4][Cfg::tn];
+        if (p.beta != 0.0f) {
 #pragma unroll
             for (int ii = 0; ii < 4; ++ii)
 #pragma unroll
                 for (int j = 0; j < Cfg::tn / 4; ++j)
-                    store_c4_negated<Cfg::vec>(p, row0 + frag_row + i4 * 4 * Cfg::warp_threads_m + ii,
-                                             col0 + frag_col + j * 4 * Cfg::warp_threads_n,
-                                             &acc[4 * i4 + ii][4 * j]);
-    } else {
-        epilogue_alpha_beta<Cfg>(p, row0, col0, frag_row, frag_col, acc);
+                    load_c4<Cfg::vec>(p, row + ii, col0 + frag_col + j * 4 * Cfg::warp_threads_n, &old[ii][4 * j]);
+        }
+#pragma unroll
+        for (int ii = 0; ii < 4; ++ii)
+#pragma unroll
+            for (int j = 0; j < Cfg::tn / 4; ++j)
+                store_c4<Cfg::vec>(p, row + ii, col0 + frag_col + j * 4 * Cfg::warp_threads_n,
+                                   &acc[4 * i4 + ii][4 * j], &old[ii][4 * j]);
     }
-}
-
-// One kernel per mode: each gets its own register allocation.
-template <class Cfg, bool OntoC>
-__global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) sgemm_rm_kernel(const SgemmRmParams p) {
-    sgemm_rm_tile<Cfg, OntoC>(p);
 }
 
 template <class Cfg>
@@ -228,7 +186,6 @@ void run_sgemm_rm(const SgemmArgs& args, const SgemmStream& where) {
     const auto stream = static_cast<cudaStream_t>(where.stream);
     SgemmRmParams p;
     static_cast<SgemmKernelProduct&>(p) = sgemm_kernel_product(args);
-    p.subtract_onto_c = args.alpha == -1.0f && args.beta == 1.0f;
     p.tiles_m = int((args.m + Cfg::bm - 1) / Cfg::bm);
     p.tiles_n = int((args.n + Cfg::bn - 1) / Cfg::bn);
     const int k_tiles = int((args.k + Cfg::bk - 1) / Cfg::bk);
@@ -237,9 +194,8 @@ void run_sgemm_rm(const SgemmArgs& args, const SgemmStream& where) {
     const int64_t blocks = int64_t(p.tiles_m) * p.tiles_n;
     if (blocks > INT_MAX)
         throw Error(TANDEM_ERROR_INTERNAL, name + ": " + std::to_string(blocks) + " tiles exceed the grid");
-    const auto kernel = p.subtract_onto_c ? &sgemm_rm_kernel<Cfg, true> : &sgemm_rm_kernel<Cfg, false>;
-    prepare_kernel_shared_memory(reinterpret_cast<const void*>(kernel), Cfg::shared_bytes);
-    kernel<<<unsigned(blocks), Cfg::threads, Cfg::shared_bytes, stream>>>(p);
+    prepare_kernel_shared_memory(reinterpret_cast<const void*>(&sgemm_rm_kernel<Cfg>), Cfg::shared_bytes);
+    sgemm_rm_kernel<Cfg><<<unsigned(blocks), Cfg::threads, Cfg::shared_bytes, stream>>>(p);
     const cudaError_t status = cudaGetLastError();
     if (status != cudaSuccess) throw_cuda_error(status, ("launch of " + name).c_str(), __FILE__, __LINE__);
 }

@@ -66,10 +66,6 @@ constexpr int kPrefetchDistanceK = 64;
 struct SgemmRmParams : SgemmKernelProduct {
     int tiles_m, tiles_n;
     int prefetch_k_tile;  // k step at which the C tile is prefetched (if beta != 0)
-    // C -= A * B (alpha == -1, beta == 1, the LU's update): the accumulators
-    // start from the C tile, loaded before the first k step, and the epilogue
-    // only stores (see sgemm_rm.cuh).
-    bool subtract_onto_c;
 };
 
 // Fragments of step kk: a = this thread's TM values of column kk of the A
@@ -141,20 +137,6 @@ __device__ __forceinline__ void load_c4(const SgemmRmParams& p, int row, int col
 #pragma unroll
     for (int j = 0; j < 4; ++j)
         if (col + j < p.n) old[j] = src[j];
-}
-
-// C(row, col .. col+3) (those inside C) := -v (exact: a sign flip).
-template <int Vec>
-__device__ __forceinline__ void store_c4_negated(const SgemmRmParams& p, int row, int col, const float* v) {
-    if (row >= p.m) return;
-    float* dst = p.c + int64_t(row) * p.ldc + col;
-    if (Vec == 4 && col + 4 <= p.n) {
-        *reinterpret_cast<float4*>(dst) = make_float4(-v[0], -v[1], -v[2], -v[3]);
-        return;
-    }
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-        if (col + j < p.n) dst[j] = -v[j];
 }
 
 // C(row, col .. col+3) (those inside C) := alpha * v + beta * old (old unused when beta == 0).
