@@ -69,6 +69,16 @@ int memory_device(const void* pointer) {
     return on_gpu ? attributes.device : -1;
 }
 
+bool is_device_only_memory(const void* pointer) {
+    if (device_count() == 0 || pointer == nullptr) return false;
+    cudaPointerAttributes attributes{};
+    if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    return attributes.type == cudaMemoryTypeDevice;
+}
+
 std::unique_ptr<Device> make_cuda_device(int ordinal) {
     const int count = device_count();
     if (ordinal < 0 || ordinal >= count)

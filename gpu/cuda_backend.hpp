@@ -29,6 +29,10 @@ void synchronize_device(int ordinal);
 void solve_column_major(Device& cuda_device, char trans, int64_t n, int64_t nrhs, const float* a,
                         int64_t lda, const int* ipiv, float* b, int64_t ldb);
 
+// Whether `pointer` is device memory that the host cannot dereference (not
+// managed memory, which it can).
+bool is_device_only_memory(const void* pointer);
+
 // A Device on CUDA device `ordinal` (its own streams, events, cuBLAS handle).
 // Every method sets the CUDA device it needs and restores the caller's.
 std::unique_ptr<Device> make_cuda_device(int ordinal);

@@ -81,6 +81,15 @@ int gpu_holding(const void* pointer) {
 #endif
 }
 
+bool host_cannot_read(const void* pointer) {
+#ifdef TANDEM_HAVE_CUDA
+    return gpu::is_device_only_memory(pointer);
+#else
+    (void)pointer;
+    return false;
+#endif
+}
+
 void wait_for_gpu(int ordinal) {
 #ifdef TANDEM_HAVE_CUDA
     gpu::synchronize_device(ordinal);

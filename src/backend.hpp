@@ -26,6 +26,10 @@ struct BackendChoice {
 // memory (and always -1 without the CUDA backend).
 int gpu_holding(const void* pointer);
 
+// Whether the host cannot read `pointer` (device memory, not managed): the
+// host-memory routines reject such arrays (false without CUDA).
+bool host_cannot_read(const void* pointer);
+
 // Waits for all work issued so far to CUDA device `ordinal` (no-op without CUDA).
 void wait_for_gpu(int ordinal);
 

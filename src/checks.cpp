@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "src/backend.hpp"
+
 namespace tandem::detail {
 namespace {
 
@@ -49,16 +51,34 @@ bool is_transposed(char t) { return t != 'N' && t != 'n'; }
 
 namespace {
 
+// Where a routine's matrices live: the host routines' in host memory (device
+// memory would crash the host's reads), the _gpu routines' in GPU memory
+// (checked by the Solver, which knows the backend). ipiv is host memory for both.
+enum class Arrays { host, gpu };
+
+// "" when the array is where the routine needs it, else why not.
+std::string misplaced(const void* array, Arrays where, const std::string& gpu_routine) {
+    if (where == Arrays::host && array != nullptr && host_cannot_read(array))
+        return "in GPU memory; " + gpu_routine + " takes that";
+    return "";
+}
+
+std::string ipiv_misplaced(const void* ipiv) {
+    return ipiv != nullptr && host_cannot_read(ipiv) ? "in GPU memory; it must be host memory" : "";
+}
+
 CheckResult check_getrf_arguments(const char* r, int m, int n, const float* a, int lda,
-                                  const int* ipiv, const Options& o) {
+                                  const int* ipiv, const Options& o, Arrays where) {
     std::string why;
     if (m < 0) return bad(1, r, "m < 0");
     if (n < 0) return bad(2, r, "n < 0");
     if (a == nullptr && m > 0 && n > 0) return bad(3, r, "a is null");
+    if (why = misplaced(a, where, "sgetrf_gpu"); !why.empty()) return bad(3, r, "a is " + why);
     const int rows_needed = is_row_major(o) ? n : m;
     if (lda < std::max(1, rows_needed))
         return bad(4, r, is_row_major(o) ? "lda < max(1,n) for row-major" : "lda < max(1,m)");
     if (ipiv == nullptr && std::min(m, n) > 0) return bad(5, r, "ipiv is null");
+    if (why = ipiv_misplaced(ipiv); !why.empty()) return bad(5, r, "ipiv is " + why);
     if (!options_valid(o, &why)) return bad(6, r, why);
     return {};
 }
@@ -70,13 +90,13 @@ Options as_col_major(Options o);
 
 CheckResult check_getrf(int m, int n, const float* a, int lda, const int* ipiv,
                         const Options& o) {
-    return check_getrf_arguments("sgetrf", m, n, a, lda, ipiv, o);
+    return check_getrf_arguments("sgetrf", m, n, a, lda, ipiv, o, Arrays::host);
 }
 
 CheckResult check_getrf_gpu(int m, int n, const float* a, int lda, const int* ipiv,
                             const Options& o) {
     const char* r = "sgetrf_gpu";
-    CheckResult result = check_getrf_arguments(r, m, n, a, lda, ipiv, as_col_major(o));
+    CheckResult result = check_getrf_arguments(r, m, n, a, lda, ipiv, as_col_major(o), Arrays::gpu);
     if (result.info != 0) return result;
     std::string why;
     if (!options_valid(o, &why)) return bad(6, r, why);
@@ -87,19 +107,22 @@ namespace {
 
 CheckResult check_getrs_arguments(const char* r, char trans, int n, int nrhs, const float* a,
                                   int lda, const int* ipiv, const float* b, int ldb,
-                                  const Options& o) {
+                                  const Options& o, Arrays where) {
     std::string why;
     if (!trans_valid(trans)) return bad(1, r, "trans is not 'N', 'T' or 'C'");
     if (n < 0) return bad(2, r, "n < 0");
     if (nrhs < 0) return bad(3, r, "nrhs < 0");
     if (a == nullptr && n > 0) return bad(4, r, "a is null");
+    if (why = misplaced(a, where, "sgetrs_gpu"); !why.empty()) return bad(4, r, "a is " + why);
     if (lda < std::max(1, n)) return bad(5, r, "lda < max(1,n)");
     if (ipiv == nullptr && n > 0) return bad(6, r, "ipiv is null");
+    if (why = ipiv_misplaced(ipiv); !why.empty()) return bad(6, r, "ipiv is " + why);
     for (int k = 0; k < n; ++k)  // laswp would read or write outside A with these
         if (ipiv[k] < 1 || ipiv[k] > n)
             return bad(6, r, "ipiv[" + std::to_string(k) + "] = " + std::to_string(ipiv[k]) +
                                  " is outside 1..n");
     if (b == nullptr && n > 0 && nrhs > 0) return bad(7, r, "b is null");
+    if (why = misplaced(b, where, "sgetrs_gpu"); !why.empty()) return bad(7, r, "b is " + why);
     if (ldb < std::max(1, is_row_major(o) ? nrhs : n))
         return bad(8, r, is_row_major(o) ? "ldb < max(1,nrhs) for row-major" : "ldb < max(1,n)");
     if (!options_valid(o, &why)) return bad(9, r, why);
@@ -107,14 +130,17 @@ CheckResult check_getrs_arguments(const char* r, char trans, int n, int nrhs, co
 }
 
 CheckResult check_gesv_arguments(const char* r, int n, int nrhs, const float* a, int lda,
-                                 const int* ipiv, const float* b, int ldb, const Options& o) {
+                                 const int* ipiv, const float* b, int ldb, const Options& o, Arrays where) {
     std::string why;
     if (n < 0) return bad(1, r, "n < 0");
     if (nrhs < 0) return bad(2, r, "nrhs < 0");
     if (a == nullptr && n > 0) return bad(3, r, "a is null");
+    if (why = misplaced(a, where, "sgesv_gpu"); !why.empty()) return bad(3, r, "a is " + why);
     if (lda < std::max(1, n)) return bad(4, r, "lda < max(1,n)");
     if (ipiv == nullptr && n > 0) return bad(5, r, "ipiv is null");
+    if (why = ipiv_misplaced(ipiv); !why.empty()) return bad(5, r, "ipiv is " + why);
     if (b == nullptr && n > 0 && nrhs > 0) return bad(6, r, "b is null");
+    if (why = misplaced(b, where, "sgesv_gpu"); !why.empty()) return bad(6, r, "b is " + why);
     if (ldb < std::max(1, is_row_major(o) ? nrhs : n))
         return bad(7, r, is_row_major(o) ? "ldb < max(1,nrhs) for row-major" : "ldb < max(1,n)");
     if (!options_valid(o, &why)) return bad(8, r, why);
@@ -137,19 +163,20 @@ Options as_col_major(Options o) {
 
 CheckResult check_getrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv,
                         const float* b, int ldb, const Options& o) {
-    return check_getrs_arguments("sgetrs", trans, n, nrhs, a, lda, ipiv, b, ldb, o);
+    return check_getrs_arguments("sgetrs", trans, n, nrhs, a, lda, ipiv, b, ldb, o, Arrays::host);
 }
 
 CheckResult check_gesv(int n, int nrhs, const float* a, int lda, const int* ipiv,
                        const float* b, int ldb, const Options& o) {
-    return check_gesv_arguments("sgesv", n, nrhs, a, lda, ipiv, b, ldb, o);
+    return check_gesv_arguments("sgesv", n, nrhs, a, lda, ipiv, b, ldb, o, Arrays::host);
 }
 
 // Arguments as for the column-major matrices they must be, then the options.
 CheckResult check_getrs_gpu(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv,
                             const float* b, int ldb, const Options& o) {
     const char* r = "sgetrs_gpu";
-    CheckResult result = check_getrs_arguments(r, trans, n, nrhs, a, lda, ipiv, b, ldb, as_col_major(o));
+    CheckResult result =
+        check_getrs_arguments(r, trans, n, nrhs, a, lda, ipiv, b, ldb, as_col_major(o), Arrays::gpu);
     if (result.info != 0) return result;
     std::string why;
     if (!options_valid(o, &why)) return bad(9, r, why);
@@ -159,7 +186,8 @@ CheckResult check_getrs_gpu(char trans, int n, int nrhs, const float* a, int lda
 CheckResult check_gesv_gpu(int n, int nrhs, const float* a, int lda, const int* ipiv,
                            const float* b, int ldb, const Options& o) {
     const char* r = "sgesv_gpu";
-    CheckResult result = check_gesv_arguments(r, n, nrhs, a, lda, ipiv, b, ldb, as_col_major(o));
+    CheckResult result =
+        check_gesv_arguments(r, n, nrhs, a, lda, ipiv, b, ldb, as_col_major(o), Arrays::gpu);
     if (result.info != 0) return result;
     std::string why;
     if (!options_valid(o, &why)) return bad(8, r, why);

@@ -1,6 +1,8 @@
 // Argument checks of the public entry points, in LAPACK's style: the first bad
 // argument (in signature order, counting from 1) is reported as -position.
-// Nothing here touches the caller's arrays.
+// Nothing here writes the caller's arrays; only sgetrs's ipiv is read. An
+// array in GPU memory passed to a host routine (or an ipiv in GPU memory) is
+// a bad argument, found by asking the CUDA runtime about the pointer.
 #ifndef TANDEM_SRC_CHECKS_HPP
 #define TANDEM_SRC_CHECKS_HPP
 

@@ -152,6 +152,32 @@ TEST_F(GpuGetrfResident, SolvesInGpuMemory) {
     cudaFree(d_b);
 }
 
+// The host routines never dereference GPU memory: such an array, or an ipiv
+// in GPU memory, is a bad argument, and nothing is written.
+TEST_F(GpuGetrfResident, HostRoutinesRejectGpuMemory) {
+    const int n = 64;
+    const std::vector<float> a = make_matrix(n, n, n, MatrixKind::random, test_seed());
+    ASSERT_NO_FATAL_FAILURE(upload(a));
+    int* d_ipiv = nullptr;
+    ASSERT_CUDA(cudaMalloc(reinterpret_cast<void**>(&d_ipiv), sizeof(int) * n));
+    std::vector<float> host = a, b(n, 1.0f);
+    std::vector<int> ipiv(n, 1);
+    Report report;
+    EXPECT_EQ(sgetrf(n, n, d_a_, n, ipiv.data(), {}, &report), -3);
+    EXPECT_NE(report.message.find("sgetrf_gpu"), std::string::npos) << report.message;
+    EXPECT_EQ(sgetrf(n, n, host.data(), n, d_ipiv, {}), -5);
+    EXPECT_EQ(sgetrs('N', n, 1, d_a_, n, ipiv.data(), b.data(), n, {}), -4);
+    EXPECT_EQ(sgetrs('N', n, 1, host.data(), n, d_ipiv, b.data(), n, {}), -6);
+    EXPECT_EQ(sgesv(n, 1, host.data(), n, ipiv.data(), d_a_, n, {}), -6);
+    Options o;
+    o.backend = Backend::gpu;
+    EXPECT_EQ(sgetrf_gpu(n, n, d_a_, n, d_ipiv, o), -5);
+    EXPECT_EQ(first_bit_difference(host, a), -1);
+    EXPECT_EQ(first_bit_difference(download(a.size()), a), -1);
+    EXPECT_EQ(b, std::vector<float>(n, 1.0f));
+    cudaFree(d_ipiv);
+}
+
 TEST_F(GpuGetrfResident, SingularMatrix) {
     const int n = 700, lda = n;
     std::vector<float> a = make_matrix(n, n, lda, MatrixKind::random, test_seed());
