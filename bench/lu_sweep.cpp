@@ -63,7 +63,8 @@ void measure_tandem(int n, const std::vector<float>& original, std::vector<float
                 stop = wall_seconds();
             }
             if (info != 0) {
-                throw std::runtime_error("tandem::sgetrf returned info = " + std::to_string(info) +
+                throw std::runtime_error(std::string(on_gpu ? "tandem::sgetrf_gpu" : "tandem::sgetrf") +
+                                         " returned info = " + std::to_string(info) +
                                          (report.message.empty() ? "" : " (" + report.message + ")"));
             }
             if (timed) seconds.push_back(stop - start);
@@ -169,6 +170,10 @@ int run_lu_mode(const std::vector<std::string>& raw_args, const std::string& com
     }
 
     const bool gpu = tandem::gpu_available();
+    if (args.matrix_on_gpu && !gpu) {
+        std::cerr << "tandem-bench: --matrix gpu needs a usable GPU (tandem::gpu_available() is false)\n";
+        return 2;
+    }
     if (args.sizes.empty()) args.sizes = default_sizes(gpu);
     if (args.cpu_max_n < 0) args.cpu_max_n = default_cpu_max_n(gpu);
     const int largest_n = *std::max_element(args.sizes.begin(), args.sizes.end());
