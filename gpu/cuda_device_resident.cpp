@@ -30,7 +30,8 @@ void CudaDevice::solve_column_major(char trans, int64_t n, int64_t nrhs, const f
     TANDEM_CUDA_CHECK(cudaDeviceSynchronize());
     const cudaStream_t s = stream(Queue::compute);
     const int index = static_cast<int>(Queue::compute);
-    TANDEM_CUDA_CHECK(cudaMemcpyAsync(device_pivots, ipiv, sizeof(int) * n, cudaMemcpyHostToDevice, s));
+    TANDEM_CUDA_CHECK(
+        cudaMemcpyAsync(device_pivots, ipiv, sizeof(int) * n, cudaMemcpyHostToDevice, s));
     TANDEM_CUSOLVER_CHECK(cusolverDnSetStream(solvers_[index], s));
     const int n_i = blas_int(n, "n"), nrhs_i = blas_int(nrhs, "nrhs");
     TANDEM_CUSOLVER_CHECK(cusolverDnSgetrs(solvers_[index], transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
@@ -40,8 +41,8 @@ void CudaDevice::solve_column_major(char trans, int64_t n, int64_t nrhs, const f
     TANDEM_CUDA_CHECK(cudaMemcpyAsync(&info, device_info, sizeof(int), cudaMemcpyDeviceToHost, s));
     TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
     if (info != 0)
-        throw Error(TANDEM_ERROR_DEVICE, name_ + ": cusolverDnSgetrs reported info = " +
-                                             std::to_string(info));
+        throw Error(TANDEM_ERROR_DEVICE,
+                    name_ + ": cusolverDnSgetrs reported info = " + std::to_string(info));
 }
 
 }  // namespace tandem::gpu

@@ -173,11 +173,17 @@ PerformanceModel calibrate(Device& device, PanelMethod method, const Calibration
     for (int64_t n : grid.whole_sizes) {
         if (n <= 0 || n > host_rows - 64) continue;
         HostBuffer whole_pivots(device, n + 1);
-        device.allocate(n, n, static_cast<int>(n));
+        try {
+            device.allocate(n, n, static_cast<int>(n));  // about 8 n^2 floats on a GPU
+        } catch (const Error& e) {
+            if (e.code() != TANDEM_ERROR_OUT_OF_MEMORY) throw;
+            break;  // a plan never takes a size without a measurement
+        }
         auto fill = [&] {
             for (int64_t c = 0; c < n; c += max_width) {
                 const float* block = source.data() + (c / max_width) % 64;
-                device.upload(Queue::transfer, block, host_rows, 0, c, n, std::min<int64_t>(max_width, n - c));
+                device.upload(Queue::transfer, block, host_rows, 0, c, n,
+                              std::min<int64_t>(max_width, n - c));
             }
             device.synchronize();
         };

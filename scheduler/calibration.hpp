@@ -26,8 +26,9 @@ struct CalibrationGrid {
 
 // Measures the CPU panel (with `method`), the device's panel, its trailing
 // update, the host <-> device bandwidth, how a device panel and an update
-// share the device, and the device's panel on whole small matrices. Leaves the device's storage in an undefined state (the
-// next allocate() discards it).
+// share the device, and the device's panel on whole small matrices (sizes the
+// device has no room for are left out). Leaves the device's storage in an
+// undefined state (the next allocate() discards it).
 PerformanceModel calibrate(Device& device, PanelMethod method, const CalibrationGrid& grid,
                            const std::string& fingerprint);
 

@@ -15,7 +15,8 @@ namespace {
 // other devices through host memory; a plan with neither needs none (they are
 // pinned memory, and as large as the matrix when one panel takes it whole).
 bool needs_host_panels(const StepContext& ctx, bool peer_panels) {
-    const bool through_host = ctx.devices.size() > 1 && !(peer_panels && devices_read_each_other(ctx.devices));
+    const bool through_host =
+        ctx.devices.size() > 1 && !(peer_panels && devices_read_each_other(ctx.devices));
     return ctx.plan.device_panels() < ctx.plan.steps() || through_host;
 }
 
@@ -34,7 +35,8 @@ LuSteps::LuSteps(StepContext& ctx, const HybridSettings& settings, float* a, int
       report_(report),
       stream_(ctx, a, lda, ipiv, settings.stream_matrix),
       ldp_(std::max<int64_t>(ctx.plan.rows(), 1)),
-      host_panel_floats_(needs_host_panels(ctx, settings.peer_panels) ? ldp_ * ctx.plan.max_width() : 1),
+      host_panel_floats_(needs_host_panels(ctx, settings.peer_panels) ? ldp_ * ctx.plan.max_width()
+                                                                      : 1),
       host_inverse_floats_(needs_host_panels(ctx, settings.peer_panels)
                                ? int64_t(ctx.plan.max_width()) * ctx.plan.max_width()
                                : 1),

@@ -35,17 +35,17 @@ struct Case {
 
 TEST(ApiGetrfGpu, HostDevicesMatchSgetrfBitForBit) {
     const Case cases[] = {
-        {1, 1, 0, PanelPlacement::automatic},   {17, 17, 4, PanelPlacement::cpu},
-        {100, 100, 7, PanelPlacement::cpu},     {100, 100, 7, PanelPlacement::device},
-        {130, 64, 16, PanelPlacement::cpu},     {64, 130, 16, PanelPlacement::device},
+        {1, 1, 0, PanelPlacement::automatic},     {17, 17, 4, PanelPlacement::cpu},
+        {100, 100, 7, PanelPlacement::cpu},       {100, 100, 7, PanelPlacement::device},
+        {130, 64, 16, PanelPlacement::cpu},       {64, 130, 16, PanelPlacement::device},
         {257, 257, 0, PanelPlacement::automatic}, {65, 2, 1, PanelPlacement::cpu},
         {100, 100, 100, PanelPlacement::device},  // one step: the whole matrix in one device panel
         {120, 80, 80, PanelPlacement::device},
     };
     for (const Case& c : cases) {
         const uint64_t seed = test_seed();
-        SCOPED_TRACE("m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) + " nb=" +
-                     std::to_string(c.block_size) + " seed=" + std::to_string(seed));
+        SCOPED_TRACE("m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) +
+                     " nb=" + std::to_string(c.block_size) + " seed=" + std::to_string(seed));
         const int lda = c.m + 2;
         const std::vector<float> a = make_matrix(c.m, c.n, lda, MatrixKind::random, seed);
         const Options o = host_options(c.block_size, c.placement);
@@ -54,7 +54,8 @@ TEST(ApiGetrfGpu, HostDevicesMatchSgetrfBitForBit) {
         std::vector<float> resident = a, host = a;
         std::vector<int> ipiv_resident(k, -7), ipiv_host(k, -7);
         Report report;
-        const int info = sgetrf_gpu(c.m, c.n, resident.data(), lda, ipiv_resident.data(), o, &report);
+        const int info =
+            sgetrf_gpu(c.m, c.n, resident.data(), lda, ipiv_resident.data(), o, &report);
         const int info_host = sgetrf(c.m, c.n, host.data(), lda, ipiv_host.data(), o);
         EXPECT_EQ(info, 0);
         EXPECT_EQ(info_host, 0);
@@ -84,10 +85,12 @@ TEST(ApiGetrfGpu, SolvesWithTheFactorsAndSgesvGpuAgrees) {
         SCOPED_TRACE(std::string("trans ") + trans);
         std::vector<float> x = b;
         Report report;
-        EXPECT_EQ(sgetrs_gpu(trans, n, nrhs, lu.data(), lda, ipiv.data(), x.data(), ldb, o, &report), 0);
-        const double residual = trans == 'N'
-                                    ? solve_residual(n, nrhs, a.data(), lda, x.data(), ldb, b.data(), ldb)
-                                    : solve_residual_trans(n, nrhs, a.data(), lda, x.data(), ldb, b.data(), ldb);
+        EXPECT_EQ(
+            sgetrs_gpu(trans, n, nrhs, lu.data(), lda, ipiv.data(), x.data(), ldb, o, &report), 0);
+        const double residual =
+            trans == 'N'
+                ? solve_residual(n, nrhs, a.data(), lda, x.data(), ldb, b.data(), ldb)
+                : solve_residual_trans(n, nrhs, a.data(), lda, x.data(), ldb, b.data(), ldb);
         EXPECT_LT(residual, kResidualBound);
         EXPECT_EQ(report.backend, Backend::host);
         EXPECT_EQ(padding_changes(n, nrhs, ldb, x.data()), 0);

@@ -33,7 +33,8 @@ protected:
         if (d_a_) cudaFree(d_a_);
         d_a_ = nullptr;
         ASSERT_CUDA(cudaMalloc(reinterpret_cast<void**>(&d_a_), host.size() * sizeof(float)));
-        ASSERT_CUDA(cudaMemcpy(d_a_, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+        ASSERT_CUDA(
+            cudaMemcpy(d_a_, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
     }
     std::vector<float> download(size_t floats) {
         std::vector<float> host(floats);
@@ -51,17 +52,21 @@ struct Case {
 
 TEST_F(GpuGetrfResident, MatchesLapackInfoWithSmallResidual) {
     const Case cases[] = {
-        {1, 1, 0, PanelPlacement::automatic},       {7, 7, 0, PanelPlacement::automatic},
-        {100, 37, 0, PanelPlacement::automatic},    {37, 100, 0, PanelPlacement::automatic},
-        {513, 513, 128, PanelPlacement::cpu},       {513, 513, 128, PanelPlacement::device},
-        {1000, 1000, 0, PanelPlacement::automatic}, {2048, 2048, 0, PanelPlacement::automatic},
+        {1, 1, 0, PanelPlacement::automatic},
+        {7, 7, 0, PanelPlacement::automatic},
+        {100, 37, 0, PanelPlacement::automatic},
+        {37, 100, 0, PanelPlacement::automatic},
+        {513, 513, 128, PanelPlacement::cpu},
+        {513, 513, 128, PanelPlacement::device},
+        {1000, 1000, 0, PanelPlacement::automatic},
+        {2048, 2048, 0, PanelPlacement::automatic},
         {1500, 700, 256, PanelPlacement::device},
         {1000, 1000, 1000, PanelPlacement::device},  // the whole matrix in one device panel
     };
     for (const Case& c : cases) {
         const uint64_t seed = test_seed();
-        SCOPED_TRACE("m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) + " nb=" +
-                     std::to_string(c.block_size) + " seed=" + std::to_string(seed));
+        SCOPED_TRACE("m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) +
+                     " nb=" + std::to_string(c.block_size) + " seed=" + std::to_string(seed));
         const int lda = c.m + 5;
         const std::vector<float> a = make_matrix(c.m, c.n, lda, MatrixKind::random, seed);
         ASSERT_NO_FATAL_FAILURE(upload(a));
@@ -119,7 +124,8 @@ TEST_F(GpuGetrfResident, SolvesInGpuMemory) {
     };
     auto download_b = [&] {
         std::vector<float> x(b.size());
-        EXPECT_EQ(cudaMemcpy(x.data(), d_b, x.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+        EXPECT_EQ(cudaMemcpy(x.data(), d_b, x.size() * sizeof(float), cudaMemcpyDeviceToHost),
+                  cudaSuccess);
         return x;
     };
     Options o;
@@ -133,8 +139,9 @@ TEST_F(GpuGetrfResident, SolvesInGpuMemory) {
         EXPECT_EQ(sgetrs_gpu(trans, n, nrhs, d_a_, lda, ipiv.data(), d_b, ldb, o, &report), 0);
         const std::vector<float> x = download_b();
         const double residual =
-            trans == 'N' ? solve_residual(n, nrhs, a.data(), lda, x.data(), ldb, b.data(), ldb)
-                         : solve_residual_trans(n, nrhs, a.data(), lda, x.data(), ldb, b.data(), ldb);
+            trans == 'N'
+                ? solve_residual(n, nrhs, a.data(), lda, x.data(), ldb, b.data(), ldb)
+                : solve_residual_trans(n, nrhs, a.data(), lda, x.data(), ldb, b.data(), ldb);
         EXPECT_LT(residual, kResidualBound);
         EXPECT_EQ(padding_changes(n, nrhs, ldb, x.data()), 0);
         EXPECT_EQ(report.backend, Backend::gpu);
