@@ -103,6 +103,14 @@ void solve_column_major(Device& cuda_device, char trans, int64_t n, int64_t nrhs
     device->solve_column_major(trans, n, nrhs, a, lda, ipiv, b, ldb);
 }
 
+int factor_column_major(Device& cuda_device, int64_t m, int64_t n, float* a, int64_t lda, int* ipiv) {
+    auto* device = dynamic_cast<CudaDevice*>(&cuda_device);
+    if (device == nullptr)
+        throw Error(TANDEM_ERROR_INTERNAL, "factor_column_major: " + cuda_device.name() +
+                                               " is not a CUDA device");
+    return device->factor_column_major(m, n, a, lda, ipiv);
+}
+
 void set_gemm_policy(Device& cuda_device, GemmKernel kernel, const std::string& cache_dir) {
     auto* device = dynamic_cast<CudaDevice*>(&cuda_device);
     if (device == nullptr)

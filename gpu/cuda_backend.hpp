@@ -33,6 +33,10 @@ void solve_column_major(Device& cuda_device, char trans, int64_t n, int64_t nrhs
 // managed memory, which it can).
 bool is_device_only_memory(const void* pointer);
 
+// sgetrf_gpu's single-panel plan on a device made by make_cuda_device: see
+// CudaDevice::factor_column_major.
+int factor_column_major(Device& cuda_device, int64_t m, int64_t n, float* a, int64_t lda, int* ipiv);
+
 // A Device on CUDA device `ordinal` (its own streams, events, cuBLAS handle).
 // Every method sets the CUDA device it needs and restores the caller's.
 std::unique_ptr<Device> make_cuda_device(int ordinal);

@@ -97,6 +97,12 @@ public:
     // the compute queue after all work queued before; synchronous.
     void solve_column_major(char trans, int64_t n, int64_t nrhs, const float* a, int64_t lda,
                             const int* ipiv, float* b, int64_t ldb);
+    // sgetrf_gpu when the plan is one device panel over the whole matrix: the
+    // device's panel routine (cuSOLVER getrf) on the caller's column-major
+    // matrix in this GPU's memory, in place, without the row-major copy and
+    // its transposes. ipiv (min(m, n) ints) is host memory. Returns LAPACK's
+    // info. Runs on the compute queue after all work queued before; synchronous.
+    int factor_column_major(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv);
 
 private:
     // C = alpha A B + beta C, row-major, with the kernel the policy picks.
@@ -151,6 +157,7 @@ private:
     int64_t perm_folded_ = 0;       // ... namely ipiv[0 .. perm_folded_)
     DeviceBuffer getrf_work_[kQueues];    // per queue: cuSOLVER getrf workspace
     DeviceBuffer getrs_pivots_;           // solve_column_major: n pivots + info, grown as needed
+    DeviceBuffer resident_work_;          // factor_column_major: cuSOLVER getrf workspace
     DeviceBuffer getrf_pivots_[kQueues];  // per queue: max_panel_width pivots + info
     int64_t staging_capacity_ = 0;  // floats, each
     BounceBuffers bounce_[kQueues];

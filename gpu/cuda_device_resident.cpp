@@ -1,7 +1,9 @@
-// CudaDevice::solve_column_major: the solve of sgetrs_gpu, whose factors are
-// the caller's column-major matrix in GPU memory (not this device's row-major
-// storage): cuSOLVER's getrs does the interchanges and both triangular solves.
+// The CudaDevice calls that work on the caller's column-major matrix in GPU
+// memory rather than on this device's row-major storage (sgetrf_gpu,
+// sgetrs_gpu): cuSOLVER's getrf and getrs, in place.
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_device.hpp"
@@ -43,6 +45,41 @@ void CudaDevice::solve_column_major(char trans, int64_t n, int64_t nrhs, const f
     if (info != 0)
         throw Error(TANDEM_ERROR_DEVICE,
                     name_ + ": cusolverDnSgetrs reported info = " + std::to_string(info));
+}
+
+int CudaDevice::factor_column_major(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv) {
+    DeviceGuard guard(ordinal_);
+    const int64_t k = std::min(m, n);
+    if (m == 0 || n == 0) return 0;
+    if (a == nullptr || ipiv == nullptr || lda < m)
+        contract_error("factor_column_major", "a or ipiv null, or lda < m");
+    const int m_i = blas_int(m, "m"), n_i = blas_int(n, "n"), lda_i = blas_int(lda, "lda");
+    TANDEM_CUDA_CHECK(cudaDeviceSynchronize());  // after the caller's writes to A
+    const cudaStream_t s = stream(Queue::compute);
+    const int index = static_cast<int>(Queue::compute);
+    TANDEM_CUSOLVER_CHECK(cusolverDnSetStream(solvers_[index], s));
+    int work_floats = 0;
+    TANDEM_CUSOLVER_CHECK(cusolverDnSgetrf_bufferSize(solvers_[index], m_i, n_i, a, lda_i, &work_floats));
+    const size_t work_bytes = sizeof(float) * static_cast<size_t>(std::max(work_floats, 1));
+    if (resident_work_.bytes() < work_bytes)
+        resident_work_ = DeviceBuffer(work_bytes, "sgetrf_gpu's cuSOLVER workspace");
+    const size_t pivot_bytes = sizeof(int) * static_cast<size_t>(k + 1);
+    if (getrs_pivots_.bytes() < pivot_bytes)
+        getrs_pivots_ = DeviceBuffer(pivot_bytes, "sgetrf_gpu's pivots");
+    int* const device_pivots = getrs_pivots_.ints();
+    TANDEM_CUSOLVER_CHECK(cusolverDnSgetrf(solvers_[index], m_i, n_i, a, lda_i,
+                                           resident_work_.floats(), device_pivots,
+                                           device_pivots + k));
+    std::vector<int> pivots_and_info(static_cast<size_t>(k + 1));
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(pivots_and_info.data(), device_pivots, pivot_bytes,
+                                      cudaMemcpyDeviceToHost, s));
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
+    std::copy(pivots_and_info.begin(), pivots_and_info.end() - 1, ipiv);
+    const int info = pivots_and_info.back();
+    if (info < 0)
+        throw Error(TANDEM_ERROR_DEVICE, name_ + ": cusolverDnSgetrf rejected argument " +
+                                             std::to_string(-info));
+    return info;
 }
 
 }  // namespace tandem::gpu

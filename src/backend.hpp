@@ -33,6 +33,10 @@ bool host_cannot_read(const void* pointer);
 // Waits for all work issued so far to CUDA device `ordinal` (no-op without CUDA).
 void wait_for_gpu(int ordinal);
 
+// sgetrf_gpu when the plan is one device panel over the whole matrix: the
+// device's panel routine on the caller's column-major matrix, in place.
+int factor_in_gpu_memory(Device& device, int64_t m, int64_t n, float* a, int64_t lda, int* ipiv);
+
 // sgetrs_gpu's solve on a CUDA device of a lease (column-major factors and B in its memory).
 void solve_in_gpu_memory(Device& device, char trans, int64_t n, int64_t nrhs, const float* a,
                          int64_t lda, const int* ipiv, float* b, int64_t ldb);

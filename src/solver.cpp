@@ -129,6 +129,18 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
     }
 }
 
+namespace {
+
+// The plan is a single panel over all min(m, n) columns, factored on the device.
+bool one_device_panel(const HybridSettings& s, int64_t m, int64_t n) {
+    const int64_t k = std::min(m, n);
+    const bool one_step =
+        s.widths.empty() ? s.block_size >= k : (s.widths.size() == 1 && s.widths[0] >= k);
+    return one_step && s.sites.size() == 1 && s.sites[0] == PanelSite::device;
+}
+
+}  // namespace
+
 CheckResult Solver::use_device_memory(const char* routine,
                                       std::initializer_list<std::pair<const float*, int>> arrays) {
     if (choice_.backend != Backend::gpu && choice_.backend != Backend::host)
@@ -174,9 +186,26 @@ int Solver::factor_in_device_memory(int64_t m, int64_t n, float* a, int64_t lda,
         if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
         const std::vector<Device*>& devices = lease_->devices();
         HybridSettings settings = hybrid_settings(m, n, devices, report.plan);
+        report.device = devices_name(devices);
+        if (choice_.backend == Backend::gpu && one_device_panel(settings, m, n)) {
+            // The device's panel routine works on column-major matrices: on the
+            // caller's, in place, it needs neither tandem's row-major copy nor
+            // the four transposes around it.
+            const auto start = std::chrono::steady_clock::now();
+            const int info = factor_in_gpu_memory(*devices[0], m, n, a, lda, ipiv);
+            const auto seconds = [&](std::chrono::steady_clock::time_point t) {
+                return std::chrono::duration<double>(t - created_).count();
+            };
+            report.timeline = {{devices[0]->name() + " compute", "panel", 0, seconds(start),
+                                seconds(std::chrono::steady_clock::now())}};
+            report.steps = report.device_panel_steps = 1;
+            report.block_size = static_cast<int>(std::min(m, n));
+            report.inverse_steps = report.trsm_steps = 0;
+            report.plan += "the panel on the caller's column-major matrix in place\n";
+            return info;
+        }
         settings.matrix_on_device = true;
         hybrid_ = std::make_unique<HybridLU>(devices, settings);
-        report.device = devices_name(devices);
         return hybrid_->factor(m, n, a, lda, ipiv, report, created_);
     } catch (const std::bad_alloc&) {
         throw Error(TANDEM_ERROR_OUT_OF_MEMORY, "tandem: out of host memory in sgetrf_gpu");

@@ -61,7 +61,9 @@ TEST_F(GpuGetrfResident, MatchesLapackInfoWithSmallResidual) {
         {1000, 1000, 0, PanelPlacement::automatic},
         {2048, 2048, 0, PanelPlacement::automatic},
         {1500, 700, 256, PanelPlacement::device},
-        {1000, 1000, 1000, PanelPlacement::device},  // the whole matrix in one device panel
+        {1000, 1000, 1000, PanelPlacement::device},  // one device panel: cuSOLVER on A in place
+        {300, 200, 200, PanelPlacement::device},     // the same, tall
+        {200, 300, 200, PanelPlacement::device},     // the same, wide
     };
     for (const Case& c : cases) {
         const uint64_t seed = test_seed();
