@@ -15,15 +15,19 @@ namespace {
 
 constexpr size_t kMaxModelBytes = 1 << 20;
 
-std::string cpu_model_name() {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind("model name", 0) == 0) {
-            const size_t colon = line.find(':');
-            return colon == std::string::npos ? line : line.substr(colon + 2);
-        }
-    return "unknown CPU";
+// Read once: every GPU call asks for the fingerprint.
+const std::string& cpu_model_name() {
+    static const std::string name = [] {
+        std::ifstream in("/proc/cpuinfo");
+        std::string line;
+        while (std::getline(in, line))
+            if (line.rfind("model name", 0) == 0) {
+                const size_t colon = line.find(':');
+                return colon == std::string::npos ? line : line.substr(colon + 2);
+            }
+        return std::string("unknown CPU");
+    }();
+    return name;
 }
 
 const char* method_name(PanelMethod method) {
@@ -34,6 +38,23 @@ std::mutex memo_mutex;
 std::map<std::string, PerformanceModel>& memo() {
     static std::map<std::string, PerformanceModel> models;
     return models;
+}
+
+// Plans by "<model fingerprint>|<request>" (memo_mutex); bounded, as the sizes
+// a program asks for need not be few.
+constexpr size_t kMaxPlans = 64;
+std::map<std::string, StepPlan>& plans() {
+    static std::map<std::string, StepPlan> kept;
+    return kept;
+}
+
+std::string plan_key(const PerformanceModel& model, const StepPlanRequest& r) {
+    std::string key = model.fingerprint + "|" + std::to_string(r.m) + " " + std::to_string(r.n) +
+                      " " + std::to_string(r.num_devices) + " " + std::to_string(r.block_size) +
+                      " " + std::to_string(static_cast<int>(r.placement)) + " " +
+                      std::to_string(r.streamed) + " " + std::to_string(r.peer_panels) + " w";
+    for (int w : r.candidate_widths) key += " " + std::to_string(w);
+    return key;
 }
 
 }  // namespace
@@ -67,6 +88,7 @@ ModelSource machine_model(Device& device, PanelMethod method, const std::string&
             const auto model = PerformanceModel::parse(text);
             if (model && model->fingerprint == fingerprint) {
                 memo()[fingerprint] = *model;
+                plans().clear();
                 return {*model, "file " + path};
             }
             why = path + " is malformed or for another machine";
@@ -82,12 +104,28 @@ ModelSource machine_model(Device& device, PanelMethod method, const std::string&
             origin += ", not saved: " + error;
     }
     memo()[fingerprint] = model;
+    plans().clear();  // made from the model this one replaces
     return {model, origin};
+}
+
+StepPlan machine_plan(const PerformanceModel& model, const StepPlanRequest& request) {
+    const std::string key = plan_key(model, request);
+    {
+        const std::lock_guard<std::mutex> lock(memo_mutex);
+        const auto found = plans().find(key);
+        if (found != plans().end()) return found->second;
+    }
+    StepPlan plan = plan_steps(model, request);
+    const std::lock_guard<std::mutex> lock(memo_mutex);
+    if (plans().size() >= kMaxPlans) plans().clear();
+    plans()[key] = plan;
+    return plan;
 }
 
 void forget_machine_models() {
     const std::lock_guard<std::mutex> lock(memo_mutex);
     memo().clear();
+    plans().clear();
 }
 
 }  // namespace tandem::detail

@@ -12,6 +12,7 @@
 #include "scheduler/calibration.hpp"
 #include "scheduler/device.hpp"
 #include "scheduler/performance_model.hpp"
+#include "scheduler/step_planner.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::detail {
@@ -33,8 +34,13 @@ struct ModelSource {
 ModelSource machine_model(Device& device, PanelMethod method, const std::string& cache_dir,
                           bool recalibrate = false, const CalibrationGrid& grid = {});
 
-// Forgets the models kept in this process (the files stay): the next call
-// reads its file again. Part of tandem::release_resources().
+// plan_steps(model, request), kept for the process per model fingerprint and
+// request: a program that factors matrices of one size over and over plans
+// once (a plan takes about 1 ms at n = 32768). Forgotten with the models.
+StepPlan machine_plan(const PerformanceModel& model, const StepPlanRequest& request);
+
+// Forgets the models and plans kept in this process (the files stay): the
+// next call reads its file again. Part of tandem::release_resources().
 void forget_machine_models();
 
 }  // namespace tandem::detail

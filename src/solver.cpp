@@ -68,7 +68,7 @@ HybridSettings Solver::hybrid_settings(int64_t m, int64_t n, const std::vector<D
         request.placement = options_.placement;
         request.streamed = options_.stream_matrix;
         request.peer_panels = options_.peer_copies && devices_read_each_other(devices);
-        const StepPlan steps = plan_steps(source.model, request);
+        const StepPlan steps = machine_plan(source.model, request);
         settings.widths = steps.widths;
         settings.sites = steps.sites;
         plan = "model: " + source.origin + "\n" + steps.describe();

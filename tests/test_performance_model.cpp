@@ -251,6 +251,28 @@ TEST(Calibration, MeasuresACompleteModelThroughAHostDevice) {
     EXPECT_LE(m.device_panel_interference, 1.0);
 }
 
+// Plans kept per model fingerprint and request are the planner's own plans:
+// another size, or another model, gets its own.
+TEST(ModelCache, KeptPlansAreThePlannersPlans) {
+    detail::forget_machine_models();
+    const PerformanceModel fast_cpu = synthetic_model(1e-13, 1e-3);
+    PerformanceModel slow_cpu = synthetic_model(1e-10, 1e-3);
+    slow_cpu.fingerprint = "synthetic, slow CPU";
+    for (int64_t n : {4096, 3000, 4096}) {
+        StepPlanRequest r;
+        r.m = r.n = n;
+        for (const PerformanceModel* m : {&fast_cpu, static_cast<const PerformanceModel*>(&slow_cpu)}) {
+            const StepPlan kept = detail::machine_plan(*m, r);
+            const StepPlan fresh = plan_steps(*m, r);
+            EXPECT_EQ(kept.widths, fresh.widths) << m->fingerprint << " n=" << n;
+            EXPECT_EQ(kept.sites, fresh.sites) << m->fingerprint << " n=" << n;
+        }
+    }
+    EXPECT_NE(detail::machine_plan(fast_cpu, StepPlanRequest{4096, 4096}).sites,
+              detail::machine_plan(slow_cpu, StepPlanRequest{4096, 4096}).sites);
+    detail::forget_machine_models();
+}
+
 TEST(ModelCache, WritesReadsAndReplacesACorruptFile) {
     namespace fs = std::filesystem;
     const fs::path dir = fs::temp_directory_path() /
