@@ -56,27 +56,33 @@ int device_count() { return visible().usable; }
 
 std::string unavailable_reason() { return visible().usable > 0 ? "" : visible().why_not; }
 
-int memory_device(const void* pointer) {
-    if (device_count() == 0) return -1;
+namespace {
+
+// What CUDA knows of `pointer`; host memory (unregistered) when there is no
+// device or the runtime cannot say (no failure is left behind for a later call).
+cudaPointerAttributes pointer_attributes(const void* pointer) {
     cudaPointerAttributes attributes{};
-    const cudaError_t status = cudaPointerGetAttributes(&attributes, pointer);
-    if (status != cudaSuccess) {
+    attributes.type = cudaMemoryTypeUnregistered;
+    attributes.device = -1;
+    if (device_count() == 0 || pointer == nullptr) return attributes;
+    if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
         (void)cudaGetLastError();
-        return -1;
+        attributes.type = cudaMemoryTypeUnregistered;
     }
+    return attributes;
+}
+
+}  // namespace
+
+int memory_device(const void* pointer) {
+    const cudaPointerAttributes attributes = pointer_attributes(pointer);
     const bool on_gpu =
         attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
     return on_gpu ? attributes.device : -1;
 }
 
 bool is_device_only_memory(const void* pointer) {
-    if (device_count() == 0 || pointer == nullptr) return false;
-    cudaPointerAttributes attributes{};
-    if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return false;
-    }
-    return attributes.type == cudaMemoryTypeDevice;
+    return pointer_attributes(pointer).type == cudaMemoryTypeDevice;
 }
 
 std::unique_ptr<Device> make_cuda_device(int ordinal) {

@@ -84,7 +84,7 @@ void CudaDevice::release_buffers() noexcept {
     }
     slot_ = 0;
     perm_.reset();
-    getrs_pivots_.reset();
+    resident_pivots_.reset();
     resident_work_.reset();
     perm_folded_ = 0;
     for (int q = 0; q < kQueues; ++q) {

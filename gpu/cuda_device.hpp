@@ -94,14 +94,15 @@ public:
     // sgetrs_gpu: op(A) X = B with column-major LU factors `a` (lda) and
     // right-hand sides `b` (ldb, overwritten with X), both in this GPU's
     // memory; ipiv (1-based, checked by the caller) in host memory. Runs on
-    // the compute queue after all work queued before; synchronous.
+    // the compute queue and returns when done; the caller orders it after the
+    // writes to a and b (Solver::use_device_memory waits for the GPU).
     void solve_column_major(char trans, int64_t n, int64_t nrhs, const float* a, int64_t lda,
                             const int* ipiv, float* b, int64_t ldb);
     // sgetrf_gpu when the plan is one device panel over the whole matrix: the
     // device's panel routine (cuSOLVER getrf) on the caller's column-major
     // matrix in this GPU's memory, in place, without the row-major copy and
     // its transposes. ipiv (min(m, n) ints) is host memory. Returns LAPACK's
-    // info. Runs on the compute queue after all work queued before; synchronous.
+    // info. Ordered and synchronous as solve_column_major.
     int factor_column_major(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv);
 
 private:
@@ -156,7 +157,8 @@ private:
     DeviceBuffer perm_;             // rows ints: the interchanges catch_up has folded in
     int64_t perm_folded_ = 0;       // ... namely ipiv[0 .. perm_folded_)
     DeviceBuffer getrf_work_[kQueues];    // per queue: cuSOLVER getrf workspace
-    DeviceBuffer getrs_pivots_;           // solve_column_major: n pivots + info, grown as needed
+    DeviceBuffer resident_pivots_;        // the *_column_major calls: pivots + info, grown as needed
+    int* resident_pivots(int64_t count);  // at least count ints of it
     DeviceBuffer resident_work_;          // factor_column_major: cuSOLVER getrf workspace
     DeviceBuffer getrf_pivots_[kQueues];  // per queue: max_panel_width pivots + info
     int64_t staging_capacity_ = 0;  // floats, each

@@ -12,6 +12,13 @@
 
 namespace tandem::gpu {
 
+int* CudaDevice::resident_pivots(int64_t count) {
+    const size_t bytes = sizeof(int) * static_cast<size_t>(count);
+    if (resident_pivots_.bytes() < bytes)
+        resident_pivots_ = DeviceBuffer(bytes, "pivots of the _gpu routines");
+    return resident_pivots_.ints();
+}
+
 void CudaDevice::solve_column_major(char trans, int64_t n, int64_t nrhs, const float* a,
                                     int64_t lda, const int* ipiv, float* b, int64_t ldb) {
     DeviceGuard guard(ordinal_);
@@ -21,15 +28,8 @@ void CudaDevice::solve_column_major(char trans, int64_t n, int64_t nrhs, const f
     if (n == 0 || nrhs == 0) return;
     if (a == nullptr || b == nullptr || ipiv == nullptr || lda < n || ldb < n)
         contract_error("solve_column_major", "a, b or ipiv null, or lda or ldb < n");
-    const size_t pivot_bytes = sizeof(int) * static_cast<size_t>(n + 1);
-    if (getrs_pivots_.bytes() < pivot_bytes)
-        getrs_pivots_ = DeviceBuffer(pivot_bytes, "sgetrs_gpu's pivots");
-    int* const device_pivots = getrs_pivots_.ints();
+    int* const device_pivots = resident_pivots(n + 1);
     int* const device_info = device_pivots + n;
-
-    // After whatever the caller queued on the device (sgetrf_gpu returns with
-    // its queues idle; the caller's own streams are the caller's to order).
-    TANDEM_CUDA_CHECK(cudaDeviceSynchronize());
     const cudaStream_t s = stream(Queue::compute);
     const int index = static_cast<int>(Queue::compute);
     TANDEM_CUDA_CHECK(
@@ -54,7 +54,6 @@ int CudaDevice::factor_column_major(int64_t m, int64_t n, float* a, int64_t lda,
     if (a == nullptr || ipiv == nullptr || lda < m)
         contract_error("factor_column_major", "a or ipiv null, or lda < m");
     const int m_i = blas_int(m, "m"), n_i = blas_int(n, "n"), lda_i = blas_int(lda, "lda");
-    TANDEM_CUDA_CHECK(cudaDeviceSynchronize());  // after the caller's writes to A
     const cudaStream_t s = stream(Queue::compute);
     const int index = static_cast<int>(Queue::compute);
     TANDEM_CUSOLVER_CHECK(cusolverDnSetStream(solvers_[index], s));
@@ -64,9 +63,7 @@ int CudaDevice::factor_column_major(int64_t m, int64_t n, float* a, int64_t lda,
     if (resident_work_.bytes() < work_bytes)
         resident_work_ = DeviceBuffer(work_bytes, "sgetrf_gpu's cuSOLVER workspace");
     const size_t pivot_bytes = sizeof(int) * static_cast<size_t>(k + 1);
-    if (getrs_pivots_.bytes() < pivot_bytes)
-        getrs_pivots_ = DeviceBuffer(pivot_bytes, "sgetrf_gpu's pivots");
-    int* const device_pivots = getrs_pivots_.ints();
+    int* const device_pivots = resident_pivots(k + 1);
     TANDEM_CUSOLVER_CHECK(cusolverDnSgetrf(solvers_[index], m_i, n_i, a, lda_i,
                                            resident_work_.floats(), device_pivots,
                                            device_pivots + k));

@@ -24,19 +24,23 @@ int64_t chunk_columns(int64_t capacity, int64_t rows) {
     return capacity / rows;
 }
 
-// Memory a kernel of this device can address directly: the caller's matrix
-// itself when it lives in GPU memory (tandem::sgetrf_gpu).
-bool in_device_memory(const void* pointer) {
+// Where the "host" block of a copy lives, asked once per copy.
+cudaMemoryType memory_type(const void* pointer) {
     cudaPointerAttributes attributes;
     TANDEM_CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
-    return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+    return attributes.type;
 }
 
-bool use_bounce(const void* host, int64_t rows, int64_t cols) {
-    if (rows * cols < kBounceMinFloats || rows > BounceBuffers::kCapacity) return false;
-    cudaPointerAttributes attributes;
-    TANDEM_CUDA_CHECK(cudaPointerGetAttributes(&attributes, host));
-    return attributes.type == cudaMemoryTypeUnregistered;
+// Memory a kernel of this device can address directly: the caller's matrix
+// itself when it lives in GPU memory (tandem::sgetrf_gpu).
+bool in_device_memory(cudaMemoryType type) {
+    return type == cudaMemoryTypeDevice || type == cudaMemoryTypeManaged;
+}
+
+// Large pageable blocks go through the pinned bounce buffers.
+bool use_bounce(cudaMemoryType type, int64_t rows, int64_t cols) {
+    return type == cudaMemoryTypeUnregistered && rows * cols >= kBounceMinFloats &&
+           rows <= BounceBuffers::kCapacity;
 }
 
 // Column-major block copy on the host (rows x cols), parallel over columns:
@@ -60,11 +64,12 @@ void copy_host_to_row_major(const float* host, int64_t ldh, int64_t rows, int64_
                             float* dst, int64_t ld_dst, const Staging& staging,
                             BounceBuffers& bounce, cudaStream_t stream) {
     if (rows <= 0 || cols <= 0) return;
-    if (in_device_memory(host)) {  // no copy engine: one transposing pass
+    const cudaMemoryType type = memory_type(host);
+    if (in_device_memory(type)) {  // no copy engine: one transposing pass
         transpose(host, ldh, rows, cols, dst, ld_dst, stream);
         return;
     }
-    const bool bounced = use_bounce(host, rows, cols);
+    const bool bounced = use_bounce(type, rows, cols);
     if (bounced) bounce.ensure();
     const int64_t chunk = chunk_columns(
         bounced ? std::min(staging.capacity, BounceBuffers::kCapacity) : staging.capacity, rows);
@@ -92,11 +97,12 @@ void copy_row_major_to_host(const float* src, int64_t ld_src, int64_t rows, int6
                             float* host, int64_t ldh, const Staging& staging,
                             BounceBuffers& bounce, cudaStream_t stream) {
     if (rows <= 0 || cols <= 0) return;
-    if (in_device_memory(host)) {  // src's columns, read as column-major, are a cols x rows matrix
+    const cudaMemoryType type = memory_type(host);
+    if (in_device_memory(type)) {  // src's columns, read as column-major, are a cols x rows matrix
         transpose(src, ld_src, cols, rows, host, ldh, stream);
         return;
     }
-    const bool bounced = use_bounce(host, rows, cols);
+    const bool bounced = use_bounce(type, rows, cols);
     if (bounced) bounce.ensure();
     const int64_t chunk = chunk_columns(
         bounced ? std::min(staging.capacity, BounceBuffers::kCapacity) : staging.capacity, rows);

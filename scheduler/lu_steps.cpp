@@ -35,14 +35,12 @@ LuSteps::LuSteps(StepContext& ctx, const HybridSettings& settings, float* a, int
       report_(report),
       stream_(ctx, a, lda, ipiv, settings.stream_matrix),
       ldp_(std::max<int64_t>(ctx.plan.rows(), 1)),
-      host_panel_floats_(needs_host_panels(ctx, settings.peer_panels) ? ldp_ * ctx.plan.max_width()
-                                                                      : 1),
-      host_inverse_floats_(needs_host_panels(ctx, settings.peer_panels)
-                               ? int64_t(ctx.plan.max_width()) * ctx.plan.max_width()
-                               : 1),
-      panel_buffers_{{*ctx.devices[0], host_panel_floats_}, {*ctx.devices[0], host_panel_floats_}},
-      inverse_buffers_{{*ctx.devices[0], host_inverse_floats_},
-                       {*ctx.devices[0], host_inverse_floats_}},
+      host_panels_(needs_host_panels(ctx, settings.peer_panels)),
+      panel_buffers_{{*ctx.devices[0], host_panels_ ? ldp_ * ctx.plan.max_width() : 1},
+                     {*ctx.devices[0], host_panels_ ? ldp_ * ctx.plan.max_width() : 1}},
+      inverse_buffers_{
+          {*ctx.devices[0], host_panels_ ? int64_t(ctx.plan.max_width()) * ctx.plan.max_width() : 1},
+          {*ctx.devices[0], host_panels_ ? int64_t(ctx.plan.max_width()) * ctx.plan.max_width() : 1}},
       pivot_buffer_(*ctx.devices[0], int64_t(ctx.plan.max_width()) + 1),
       device_pivots_(reinterpret_cast<int*>(pivot_buffer_.data())),
       received_{std::vector<Event>(ctx.devices.size(), -1),

@@ -72,7 +72,7 @@ private:
     // while devices may still be receiving panel k-1 from the other.
     // received_[b][d]: device d has read buffer b (the event after its receive_panel).
     int64_t ldp_;
-    int64_t host_panel_floats_, host_inverse_floats_;  // 1 when no panel crosses the host
+    bool host_panels_;  // some panel crosses the host: else the buffers below hold 1 float
     HostBuffer panel_buffers_[2];
     HostBuffer inverse_buffers_[2];
     // Pivots and info of a panel factored on its device (width + 1 ints; a

@@ -69,10 +69,7 @@ int sgetrf_gpu(int m, int n, float* d_a, int ldda, int* ipiv, const Options& opt
     const detail::CheckResult check = detail::check_getrf_gpu(m, n, d_a, ldda, ipiv, options);
     if (check.info != 0) return call.rejected(check);
 
-    Options resident = options;
-    resident.stream_matrix = false;  // nothing crosses the bus to overlap with the steps
-    resident.allow_cpu_fallback = false;
-    detail::Solver solver(resident);
+    detail::Solver solver(options);
     if (m > 0 && n > 0) {  // an empty matrix may have no memory at all
         const detail::CheckResult where = solver.use_device_memory("sgetrf_gpu", {{d_a, 3}});
         if (where.info != 0) return call.rejected(where);
@@ -104,14 +101,10 @@ int sgesv_gpu(int n, int nrhs, float* d_a, int ldda, int* ipiv, float* d_b, int 
     const detail::CheckResult check = detail::check_gesv_gpu(n, nrhs, d_a, ldda, ipiv, d_b, lddb, options);
     if (check.info != 0) return call.rejected(check);
 
-    Options resident = options;
-    resident.stream_matrix = false;
-    resident.allow_cpu_fallback = false;
-    detail::Solver solver(resident);
-    if (n > 0) {
+    detail::Solver solver(options);
+    if (n > 0) {  // B has no memory to check when it has no columns
         const detail::CheckResult where =
-            nrhs > 0 ? solver.use_device_memory("sgesv_gpu", {{d_a, 3}, {d_b, 6}})
-                     : solver.use_device_memory("sgesv_gpu", {{d_a, 3}});
+            solver.use_device_memory("sgesv_gpu", {{d_a, 3}, {nrhs > 0 ? d_b : nullptr, 6}});
         if (where.info != 0) return call.rejected(where);
     }
     const double flops = detail::getrf_flops(n, n) + detail::getrs_flops(n, nrhs);

@@ -147,8 +147,9 @@ CheckResult Solver::use_device_memory(const char* routine,
         throw Error(TANDEM_ERROR_BACKEND_UNAVAILABLE,
                     std::string(routine) + ": backend cpu cannot reach GPU memory" +
                         (choice_.note.empty() ? std::string() : " (" + choice_.note + ")"));
-    int first = -2;  // the GPU of the first array
+    int first = -1;  // the GPU of the first array
     for (const auto& [pointer, position] : arrays) {
+        if (pointer == nullptr) continue;
         auto misplaced = [&, position = position](const std::string& what) {
             return CheckResult{-position, std::string(routine) + ": argument " +
                                               std::to_string(position) + " (" + what + ") is invalid"};
@@ -161,12 +162,14 @@ CheckResult Solver::use_device_memory(const char* routine,
         if (gpu < 0) return misplaced("not in GPU memory");
         if (gpu >= gpu_count())
             return misplaced("on CUDA device " + std::to_string(gpu) + ", which this build cannot run on");
-        if (first == -2) first = gpu;
+        if (first < 0) first = gpu;
         if (gpu != first)
             return misplaced("on CUDA device " + std::to_string(gpu) + ", the first array on " +
                              std::to_string(first));
     }
     choice_.num_devices = 1;
+    options_.stream_matrix = false;
+    options_.allow_cpu_fallback = false;
     if (choice_.backend == Backend::gpu && first >= 0) {
         choice_.first_device = first;
         wait_for_gpu(first);  // the caller's writes to the arrays come first

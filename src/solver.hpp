@@ -25,16 +25,17 @@ public:
     // P A = L U in place (column-major, lda >= m). Returns info >= 0.
     int factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Report& report);
 
-    // The _gpu routines: checks that each array (pointer, argument position)
-    // is memory the backend's devices work in (one usable GPU's, the first
-    // array's, for gpu; host memory for the emulated host devices), takes that
-    // GPU alone and waits for the work issued to it so far. info -position for
-    // the first array that is not; throws TANDEM_ERROR_BACKEND_UNAVAILABLE
-    // for backend cpu.
+    // The _gpu routines: checks that each array (pointer, argument position;
+    // a null pointer is skipped) is memory the backend's devices work in (one
+    // usable GPU's, the first array's, for gpu; host memory for the emulated
+    // host devices), takes that GPU alone and waits for the work issued to it
+    // so far. From then on nothing is streamed (nothing crosses the bus) and
+    // nothing falls back to the CPU. info -position for the first array that
+    // is not; throws TANDEM_ERROR_BACKEND_UNAVAILABLE for backend cpu.
     CheckResult use_device_memory(const char* routine,
                                   std::initializer_list<std::pair<const float*, int>> arrays);
     // P A = L U of a column-major matrix in that memory, in place; the host
-    // never reads or writes `a`. Construct with Options::stream_matrix off.
+    // never reads or writes `a`. After use_device_memory.
     int factor_in_device_memory(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv,
                                 Report& report);
     // op(A) X = B with column-major factors and B in that memory (sgetrs_gpu).
