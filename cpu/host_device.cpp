@@ -27,7 +27,9 @@ public:
 
     int64_t free_bytes() const override { return INT64_MAX; }
 
-    void allocate(int64_t rows, int64_t local_cols, int max_panel_width) override {
+    using Device::allocate;
+    // factor_panel works on the storage itself: a last panel needs nothing more.
+    void allocate(int64_t rows, int64_t local_cols, int max_panel_width, int) override {
         try {
             rows_ = rows;
             ld_ = std::max<int64_t>(local_cols, 1);
@@ -98,6 +100,10 @@ public:
     }
 
     void take_panel(Queue, int64_t r0, int64_t c0, int64_t rows, int width) override {
+        if (static_cast<size_t>(rows * width) > panel_.size())
+            throw Error(TANDEM_ERROR_INTERNAL, name() + ": take_panel: a " + std::to_string(rows) +
+                                                   " x " + std::to_string(width) +
+                                                   " panel exceeds the workspace");
         panel_rows_ = rows;
         panel_width_ = width;
         has_inverse_ = false;

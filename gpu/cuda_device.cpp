@@ -124,12 +124,15 @@ int64_t CudaDevice::free_bytes() const {
     return static_cast<int64_t>(free);
 }
 
-void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width) {
+void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width,
+                          int last_panel_width) {
     DeviceGuard guard(ordinal_);
-    if (rows < 0 || local_cols < 0 || max_panel_width < 0)
-        contract_error("allocate", "negative size " + std::to_string(rows) + " x " +
+    if (rows < 0 || local_cols < 0 || max_panel_width < 0 || last_panel_width < 0 ||
+        last_panel_width > rows)
+        contract_error("allocate", "bad size " + std::to_string(rows) + " x " +
                                        std::to_string(local_cols) + ", panel width " +
-                                       std::to_string(max_panel_width));
+                                       std::to_string(max_panel_width) + ", last panel " +
+                                       std::to_string(last_panel_width));
     events_used_ = 0;
     origin_ = -1;
 
@@ -137,8 +140,10 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width)
     const int64_t panel_ld = round_up(max_panel_width, kAlignFloats);
     // A staging buffer holds whole columns of any block (at most `rows` long) and
     // the width x cols scratch of form_u12; wider blocks go in column chunks.
-    const int64_t staging_capacity = std::max<int64_t>(
-        std::max<int64_t>(rows, 1) * std::max(max_panel_width, 256), int64_t(1) << 20);
+    // The last panel is factored in it too.
+    const int64_t staging_capacity =
+        std::max({std::max<int64_t>(rows, 1) * std::max(max_panel_width, 256), int64_t(1) << 20,
+                  int64_t(last_panel_width) * last_panel_width});
     const size_t storage_bytes = sizeof(float) * rows * ld;
     const size_t panel_bytes = sizeof(float) * rows * panel_ld;
     const size_t inverse_bytes = sizeof(float) * max_panel_width * panel_ld;
@@ -162,7 +167,7 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width)
         staging_capacity_ = int64_t(staging_bytes / sizeof(float));
         panel_rows_ = panel_width_ = 0;
         has_inverse_ = false;
-        ensure_getrf_workspace(Queue::transfer, rows, max_panel_width);
+        ensure_getrf_workspaces(rows, max_panel_width, last_panel_width);
         reset_permutation();
         return;
     }
@@ -202,8 +207,7 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width)
     max_width_ = max_panel_width;
     panel_ld_ = panel_ld;
     staging_capacity_ = staging_capacity;
-    // The panels are factored on the transfer queue: its workspace now, not mid-factorization.
-    ensure_getrf_workspace(Queue::transfer, rows, max_panel_width);
+    ensure_getrf_workspaces(rows, max_panel_width, last_panel_width);
     reset_permutation();
 }
 

@@ -1,6 +1,7 @@
 // The device interface (scheduler/device.hpp) implemented on one CUDA device.
 //
-// What lives on the device, per allocate(rows, local_cols, max_panel_width):
+// What lives on the device, per allocate(rows, local_cols, max_panel_width,
+// last_panel_width):
 //   storage_    rows x local_cols, ROW-MAJOR, ld_ = local_cols rounded up to 32
 //               floats (every row starts 128-byte aligned).
 //   panel_[2]   the two panel workspaces (see Device): up to rows x max_panel_width,
@@ -8,7 +9,8 @@
 //   inv_l11_[2] inv(L11) of each workspace's panel, max_panel_width^2, row-major (panel_ld_).
 //   staging_[q] one transposing-copy buffer per queue (also the scratch of the
 //               out-of-place product U12 = inv(L11) * A12, and the column-major
-//               copy of a panel factored by cuSOLVER), so that the two queues
+//               copy of a panel factored by cuSOLVER: rows x max_panel_width or
+//               last_panel_width^2, whichever is larger), so that the two queues
 //               never share one.
 //   getrf_work_[q], getrf_pivots_[q]  cuSOLVER getrf workspace, pivots and info.
 // And on the host, per queue, pinned bounce buffers for large copies from and to
@@ -52,7 +54,9 @@ public:
     std::string name() const override { return name_; }
     std::string fingerprint() const override { return fingerprint_; }
     int64_t free_bytes() const override;
-    void allocate(int64_t rows, int64_t local_cols, int max_panel_width) override;
+    using Device::allocate;
+    void allocate(int64_t rows, int64_t local_cols, int max_panel_width,
+                  int last_panel_width) override;
     float* host_alloc(int64_t count) override;
     void host_free(float* ptr) override;
 
@@ -126,6 +130,7 @@ private:
 
     // cuSOLVER getrf workspace of queue q large enough for a rows x width panel.
     void ensure_getrf_workspace(Queue q, int64_t rows, int width);
+    void ensure_getrf_workspaces(int64_t rows, int max_panel_width, int last_panel_width);
     // perm_ = identity on the compute queue, nothing folded in (allocate()).
     void reset_permutation();
 

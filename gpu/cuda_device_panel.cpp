@@ -33,6 +33,13 @@ void CudaDevice::ensure_getrf_workspace(Queue q, int64_t rows, int width) {
         getrf_pivots_[index] = DeviceBuffer(pivot_bytes, "panel pivots");
 }
 
+// The panels are factored on the transfer queue: its workspace now, not
+// mid-factorization (growing it synchronizes the queue).
+void CudaDevice::ensure_getrf_workspaces(int64_t rows, int max_panel_width, int last_panel_width) {
+    ensure_getrf_workspace(Queue::transfer, rows, max_panel_width);
+    ensure_getrf_workspace(Queue::transfer, last_panel_width, last_panel_width);
+}
+
 void CudaDevice::factor_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width,
                               int* pivots) {
     DeviceGuard guard(ordinal_);

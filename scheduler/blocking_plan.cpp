@@ -44,6 +44,25 @@ int64_t BlockingPlan::device_panels() const {
     return std::count(sites_.begin(), sites_.end(), PanelSite::device);
 }
 
+bool BlockingPlan::last_panel_in_place() const {
+    if (num_devices_ != 1 || steps_ == 0 || !panel_on_device(steps_ - 1)) return false;
+    const int64_t j = block_begin(steps_ - 1);
+    const int width = panel_width(steps_ - 1);
+    return j + width >= n_ && m_ - j == width;  // square: the trailing matrix itself
+}
+
+int BlockingPlan::workspace_width() const {
+    if (!last_panel_in_place()) return std::max(max_width_, 1);
+    int widest = 1;
+    for (int64_t b = 0; b + 1 < blocks(); ++b)
+        widest = std::max<int>(widest, static_cast<int>(block_width(b)));
+    return widest;
+}
+
+int BlockingPlan::last_panel_width() const {
+    return last_panel_in_place() ? panel_width(steps_ - 1) : 0;
+}
+
 int BlockingPlan::panel_width(int64_t k) const {
     const int64_t kmax = std::min(m_, n_);
     return static_cast<int>(std::min(block_width(k), kmax - block_begin(k)));

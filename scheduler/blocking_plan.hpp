@@ -29,6 +29,13 @@ public:
     int64_t cols() const { return n_; }
     int num_devices() const { return num_devices_; }
     int max_width() const { return max_width_; }
+    // One device, and the last panel is square, factored on it, with no columns
+    // right of it (the trailing matrix taken whole, StepPlan): the panel is
+    // factored in place and never enters a panel workspace, which then needs
+    // only the other blocks' width.
+    bool last_panel_in_place() const;
+    int workspace_width() const;       // the widest panel a workspace holds (at least 1)
+    int last_panel_width() const;      // the in-place last panel's width, or 0
 
     // Block columns cover [0, n).
     int64_t blocks() const { return static_cast<int64_t>(begin_.size()) - 1; }

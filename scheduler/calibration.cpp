@@ -174,7 +174,7 @@ PerformanceModel calibrate(Device& device, PanelMethod method, const Calibration
         if (n <= 0 || n > host_rows - 64) continue;
         HostBuffer whole_pivots(device, n + 1);
         try {
-            device.allocate(n, n, static_cast<int>(n));  // about 8 n^2 floats on a GPU
+            device.allocate(n, n, 1, static_cast<int>(n));  // about 4 n^2 floats on a GPU
         } catch (const Error& e) {
             if (e.code() != TANDEM_ERROR_OUT_OF_MEMORY) throw;
             break;  // a plan never takes a size without a measurement

@@ -61,8 +61,15 @@ public:
     virtual int64_t free_bytes() const = 0;
 
     // Allocate row-major storage for rows x local_cols and a panel workspace
-    // for panels of up to rows x max_panel_width. Discards earlier contents.
-    virtual void allocate(int64_t rows, int64_t local_cols, int max_panel_width) = 0;
+    // for panels of up to rows x max_panel_width. factor_panel() also takes one
+    // square panel of up to last_panel_width columns (the trailing matrix of
+    // the last step, factored in place; nothing reads it into a workspace).
+    // Discards earlier contents.
+    virtual void allocate(int64_t rows, int64_t local_cols, int max_panel_width,
+                          int last_panel_width) = 0;
+    void allocate(int64_t rows, int64_t local_cols, int max_panel_width) {
+        allocate(rows, local_cols, max_panel_width, 0);
+    }
 
     // Host memory suitable for asynchronous copies (pinned on a GPU); count floats.
     virtual float* host_alloc(int64_t count) = 0;

@@ -37,7 +37,8 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
     ctx.host_spans.push_back({"host", "setup", -1, 0.0, ctx.seconds_at(entered)});
     const double allocate_start = ctx.host_seconds();
     for (int d = 0; d < num_devices; ++d)
-        devices_[d]->allocate(m, plan.local_cols(d), plan.max_width());
+        devices_[d]->allocate(m, plan.local_cols(d), plan.workspace_width(),
+                              plan.last_panel_width());
     for (int d = 0; d < num_devices; ++d) devices_[d]->record(Queue::compute);  // time origin
     const double device_origin = ctx.host_seconds();  // the queues are idle: about now
     ipiv_.assign(static_cast<size_t>(std::min(m, n)), 0);

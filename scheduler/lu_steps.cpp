@@ -14,10 +14,15 @@ namespace {
 // The host panel buffers hold CPU panels, and device panels that reach the
 // other devices through host memory; a plan with neither needs none (they are
 // pinned memory, and as large as the matrix when one panel takes it whole).
-bool needs_host_panels(const StepContext& ctx, bool peer_panels) {
+// The widest of them, 0 for none.
+int host_panel_width(const StepContext& ctx, bool peer_panels) {
     const bool through_host =
         ctx.devices.size() > 1 && !(peer_panels && devices_read_each_other(ctx.devices));
-    return ctx.plan.device_panels() < ctx.plan.steps() || through_host;
+    int widest = 0;
+    for (int64_t k = 0; k < ctx.plan.steps(); ++k)
+        if (through_host || !ctx.plan.panel_on_device(k))
+            widest = std::max(widest, ctx.plan.panel_width(k));
+    return widest;
 }
 
 }  // namespace
@@ -35,12 +40,11 @@ LuSteps::LuSteps(StepContext& ctx, const HybridSettings& settings, float* a, int
       report_(report),
       stream_(ctx, a, lda, ipiv, settings.stream_matrix),
       ldp_(std::max<int64_t>(ctx.plan.rows(), 1)),
-      host_panels_(needs_host_panels(ctx, settings.peer_panels)),
-      panel_buffers_{{*ctx.devices[0], host_panels_ ? ldp_ * ctx.plan.max_width() : 1},
-                     {*ctx.devices[0], host_panels_ ? ldp_ * ctx.plan.max_width() : 1}},
-      inverse_buffers_{
-          {*ctx.devices[0], host_panels_ ? int64_t(ctx.plan.max_width()) * ctx.plan.max_width() : 1},
-          {*ctx.devices[0], host_panels_ ? int64_t(ctx.plan.max_width()) * ctx.plan.max_width() : 1}},
+      host_width_(host_panel_width(ctx, settings.peer_panels)),
+      panel_buffers_{{*ctx.devices[0], std::max<int64_t>(ldp_ * host_width_, 1)},
+                     {*ctx.devices[0], std::max<int64_t>(ldp_ * host_width_, 1)}},
+      inverse_buffers_{{*ctx.devices[0], std::max<int64_t>(int64_t(host_width_) * host_width_, 1)},
+                       {*ctx.devices[0], std::max<int64_t>(int64_t(host_width_) * host_width_, 1)}},
       pivot_buffer_(*ctx.devices[0], int64_t(ctx.plan.max_width()) + 1),
       device_pivots_(reinterpret_cast<int*>(pivot_buffer_.data())),
       received_{std::vector<Event>(ctx.devices.size(), -1),
@@ -136,6 +140,8 @@ void LuSteps::deliver_panel(int64_t k, bool use_inverse, int d,
     const int step = static_cast<int>(k);
     Device& dev = *devices_[d];
     if (plan_.panel_on_device(k) && d == owner) {
+        // The trailing matrix factored whole: nothing right of it reads a workspace.
+        if (k + 1 == plan_.steps() && plan_.last_panel_in_place()) return;
         // In order after step k-1's update, the last reader of the workspace.
         ctx_.timed(d, Queue::compute, "take panel", step, [&](Device& x) {
             x.take_panel(Queue::compute, j, plan_.local_begin(d, j), panel_rows, width);

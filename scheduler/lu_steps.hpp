@@ -72,7 +72,9 @@ private:
     // while devices may still be receiving panel k-1 from the other.
     // received_[b][d]: device d has read buffer b (the event after its receive_panel).
     int64_t ldp_;
-    bool host_panels_;  // some panel crosses the host: else the buffers below hold 1 float
+    // The widest panel that crosses the host (CPU panels, device panels sent to
+    // other devices through it); 0: none, and the buffers below hold 1 float.
+    int host_width_;
     HostBuffer panel_buffers_[2];
     HostBuffer inverse_buffers_[2];
     // Pivots and info of a panel factored on its device (width + 1 ints; a

@@ -403,6 +403,54 @@ TEST_F(GpuDevice, FactorPanelMatchesLapackAndBecomesTheWorkspace) {
     }
 }
 
+// The last panel of a plan that takes the trailing square whole: wider than
+// the workspaces, n^2 floats beyond what the workspace width alone gives the
+// staging buffer, factored in place. P A = L U within the componentwise
+// backward error bound (Higham: |PA - LU| <= gamma_n |L| |U|), the rest of the
+// storage untouched.
+TEST_F(GpuDevice, FactorPanelTakesTheLastSquareBeyondTheWorkspaceWidth) {
+    SCOPED_TRACE(seed_note());
+    const int64_t r0 = 3, c0 = 2;
+    const int n = 1040;
+    const int64_t ld = r0 + n, cols = c0 + n;
+    device_->allocate(ld, cols, 8, n);
+    const Vec a = fill_storage(ld, cols);
+    device_->synchronize();
+    float* pinned = device_->host_alloc(n + 1);
+    int* pivots = reinterpret_cast<int*>(pinned);
+    device_->factor_panel(Queue::transfer, r0, c0, n, n, pivots);
+    device_->synchronize(device_->record(Queue::transfer));
+    EXPECT_EQ(pivots[n], 0);
+    const Vec after = read_storage(ld, cols);
+    for (int64_t j = 0; j < cols; ++j)
+        for (int64_t i = 0; i < ld; ++i)
+            if (i < r0 || j < c0) ASSERT_EQ(after[i + j * ld], a[i + j * ld]) << i << ", " << j;
+
+    std::vector<double> pa(size_t(n) * n);  // column-major, then rows interchanged
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) pa[i + size_t(j) * n] = a[(r0 + i) + (c0 + j) * ld];
+    for (int k = 0; k < n; ++k) {
+        ASSERT_GE(pivots[k], k + 1);
+        ASSERT_LE(pivots[k], n);
+        for (int j = 0; j < n; ++j) std::swap(pa[k + size_t(j) * n], pa[pivots[k] - 1 + size_t(j) * n]);
+    }
+    auto factor = [&](int i, int j) { return double(after[(r0 + i) + (c0 + j) * ld]); };
+    int64_t violations = 0;
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) {
+            double lu = 0.0, magnitude = 0.0;
+            for (int k = 0; k <= std::min(i, j); ++k) {
+                const double term = (k == i ? 1.0 : factor(i, k)) * factor(k, j);
+                lu += term;
+                magnitude += std::fabs(term);
+            }
+            if (std::fabs(pa[i + size_t(j) * n] - lu) > 2.0 * n * kUnitRoundoff * magnitude + 1e-30)
+                ++violations;
+        }
+    EXPECT_EQ(violations, 0);
+    device_->host_free(pinned);
+}
+
 TEST_F(GpuDevice, FactorPanelReportsZeroPivotsLikeLapack) {
     const int64_t rows = 50;
     const int width = 20;

@@ -403,6 +403,61 @@ TEST(HybridSchedulerSites, MixedSitesAndVariableWidthsGiveTheSameFactors) {
         }
 }
 
+// A plan whose last step takes the trailing square whole on its device: the
+// panel is factored in place, never copied into a workspace (the host device's
+// workspace is as wide as the other panels only, and take_panel checks it), and
+// the factors meet the residual bound. Several devices keep it out of place.
+TEST(HybridSchedulerSites, TrailingSquareFactoredInPlaceOnItsDevice) {
+    const uint64_t seed = test_seed();
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    const int n = 190;
+    const auto a = make_matrix(n, n, n, MatrixKind::random, seed);
+    const std::vector<int> widths = {16, 32, 8, 24, 110};
+    const BlockingPlan shape(n, n, widths, 1);
+    ASSERT_EQ(shape.steps(), 5);
+    for (int devices : {1, 2}) {
+        for (int lookahead : {0, 1}) {
+            SCOPED_TRACE("devices=" + std::to_string(devices) + " lookahead=" +
+                         std::to_string(lookahead));
+            std::vector<std::unique_ptr<Device>> owned;
+            std::vector<Device*> raw;
+            for (int d = 0; d < devices; ++d) {
+                owned.push_back(make_host_device(d));
+                raw.push_back(owned.back().get());
+            }
+            HybridSettings settings;
+            settings.widths = widths;
+            settings.sites = {PanelSite::cpu, PanelSite::device, PanelSite::cpu, PanelSite::cpu,
+                              PanelSite::device};
+            settings.lookahead = lookahead;
+            HybridLU lu(raw, settings);
+            Factored f{a, std::vector<int>(n, -7), 0, {}};
+            f.info = lu.factor(n, n, f.lu.data(), n, f.ipiv.data(), f.report);
+            EXPECT_EQ(f.info, 0);
+            EXPECT_LT(residual(n, n, a, f), kResidualBound);
+            EXPECT_EQ(f.report.device_panel_steps, 2);
+        }
+    }
+    BlockingPlan plan(n, n, widths, 1);
+    plan.set_panel_sites({PanelSite::cpu, PanelSite::device, PanelSite::cpu, PanelSite::cpu,
+                          PanelSite::device});
+    EXPECT_TRUE(plan.last_panel_in_place());
+    EXPECT_EQ(plan.workspace_width(), 32);
+    EXPECT_EQ(plan.last_panel_width(), 110);
+    BlockingPlan two(n, n, widths, 2);
+    two.set_panel_sites({PanelSite::cpu, PanelSite::device, PanelSite::cpu, PanelSite::cpu,
+                         PanelSite::device});
+    EXPECT_FALSE(two.last_panel_in_place());
+    EXPECT_EQ(two.workspace_width(), 110);
+    EXPECT_EQ(two.last_panel_width(), 0);
+    BlockingPlan on_cpu(n, n, widths, 1);  // all panels on the CPU
+    EXPECT_FALSE(on_cpu.last_panel_in_place());
+    BlockingPlan tall(n + 5, n, widths, 1);  // the last panel has rows below it
+    tall.set_panel_sites(std::vector<PanelSite>(5, PanelSite::device));
+    EXPECT_FALSE(tall.last_panel_in_place());
+    EXPECT_EQ(tall.workspace_width(), 110);
+}
+
 // On a GPU, automatic placement and widths come from the measured model (a
 // calibration on first use, cached under a test directory here).
 TEST(HybridSchedulerSites, AutomaticPlanOnTheGpu) {
