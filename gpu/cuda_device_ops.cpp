@@ -88,10 +88,10 @@ void CudaDevice::form_u12(Queue q, int64_t r0, int width, int64_t c0, int64_t co
                           bool use_inverse) {
     DeviceGuard guard(ordinal_);
     check_block("form_u12", r0, c0, width, cols);
+    if (width == 0 || cols == 0) return;  // reads no workspace (Device contract)
     check_panel("form_u12", width, width);
     if (use_inverse && !has_inverse_)
         contract_error("form_u12", "the inverse path needs inv(L11), not received with the panel");
-    if (width == 0 || cols == 0) return;
     float* a12 = at(r0, c0);
     if (!use_inverse) {
         trsm_unit_lower_left(blas(q), width, cols, panel_workspace(), panel_ld_, a12, ld_);
@@ -115,8 +115,8 @@ void CudaDevice::update_trailing(Queue q, int64_t r0, int width, int64_t rows, i
     DeviceGuard guard(ordinal_);
     if (rows < 0) contract_error("update_trailing", "rows = " + std::to_string(rows) + " < 0");
     check_block("update_trailing", r0, c0, width + rows, cols);
+    if (rows == 0 || cols == 0 || width == 0) return;  // reads no workspace (Device contract)
     check_panel("update_trailing", width, width + rows);
-    if (rows == 0 || cols == 0 || width == 0) return;
     const float* l21 = panel_workspace() + int64_t(width) * panel_ld_;
     product(q, rows, cols, width, -1.0f, l21, panel_ld_, at(r0, c0), ld_, 1.0f,
             at(r0 + width, c0), ld_);

@@ -136,6 +136,8 @@ public:
 
     // A22 -= L21 * U12: storage[r0+width : r0+width+rows, c0 : c0+cols] -=
     // L21 (workspace rows width .. width+rows) * storage[r0 : r0+width, c0 : c0+cols].
+    // Both this and form_u12 are no-ops, whatever the workspace holds, when the
+    // block they change is empty (the last panel factored in place is never in one).
     virtual void update_trailing(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
                                  int64_t cols) = 0;
 

@@ -288,6 +288,9 @@ TEST_F(GpuDevice, ContractViolationsAreInternalErrors) {
     expect_internal("update wider than the panel", [&] {
         device_->update_trailing(Queue::compute, 0, 9, 10, 8, 24);
     });
+    // Empty blocks read no workspace: accepted whatever it holds.
+    device_->form_u12(Queue::compute, 0, 20, 30, 0, false);
+    device_->update_trailing(Queue::compute, 0, 20, 0, 30, 2);
     device_->synchronize();
 }
 
