@@ -30,8 +30,8 @@ public:
     int num_devices() const { return num_devices_; }
     int max_width() const { return max_width_; }
     // One device, and the last panel is square, factored on it, with no columns
-    // right of it (the trailing matrix taken whole, StepPlan): the panel is
-    // factored in place and never enters a panel workspace, which then needs
+    // right of it (e.g. a whole matrix in one device step, StepPlan): the panel
+    // is factored in place and never enters a panel workspace, which then needs
     // only the other blocks' width.
     bool last_panel_in_place() const;
     int workspace_width() const;       // the widest panel a workspace holds (at least 1)

@@ -62,8 +62,9 @@ public:
 
     // Allocate row-major storage for rows x local_cols and a panel workspace
     // for panels of up to rows x max_panel_width. factor_panel() also takes one
-    // square panel of up to last_panel_width columns (the trailing matrix of
-    // the last step, factored in place; nothing reads it into a workspace).
+    // square panel of up to last_panel_width columns: the trailing matrix of
+    // the last step (a whole matrix in one step), factored in place and never
+    // taken into a workspace.
     // Discards earlier contents.
     virtual void allocate(int64_t rows, int64_t local_cols, int max_panel_width,
                           int last_panel_width) = 0;

@@ -22,9 +22,7 @@ public:
     // CPU panels only for panels starting at column cpu_from or later.
     Planner(const PerformanceModel& model, const StepPlanRequest& r, int64_t cpu_from)
         : model_(model), lookup_(model), r_(r), kmax_(std::min(r.m, r.n)), devices_(std::max(r.num_devices, 1)),
-          cpu_from_(cpu_from),
-          tail_(r.num_devices <= 1 && r.m == r.n && r.block_size <= 0 &&
-                r.placement != PanelPlacement::cpu) {
+          cpu_from_(cpu_from) {
         if (r.block_size > 0) {
             widths_ = {r.block_size};
         } else {
@@ -102,32 +100,8 @@ private:
             best.seconds = best.step_seconds =
                 overhead + u12 + lookup_.update_seconds(below, per_device(right), w);
         } else {
-            // Candidate widths of the next panel, and the whole rest of the matrix.
-            std::vector<int> nexts = widths_;
-            const int64_t rest = kmax_ - j - w;
-            if (tail_ && rest > widths_.back()) nexts.push_back(static_cast<int>(rest));
-            for (int next : nexts) {
+            for (int next : widths_) {
                 const int next_w = cut(j + w, next);
-                if (next_w > widths_.back()) {  // the trailing square, after the whole update
-                    // Measured, where the steps' times are the model's: in the
-                    // model's terms (see kStepModelOptimism).
-                    const double whole = model_.device_whole_seconds(next_w) / kStepModelOptimism;
-                    // Streamed, its rows become final only at the end, and
-                    // the host copies them out after it rather than beside it.
-                    const double copy_out =
-                        r_.streamed ? 4.0 * double(next_w) * double(r_.n) / model_.host_copy_bytes_per_second
-                                    : 0.0;
-                    const double step =
-                        overhead + u12 + lookup_.update_seconds(below, right, w) + whole + copy_out;
-                    const double total = step + from(j + w, next).seconds;
-                    if (total < best.seconds) {
-                        best.seconds = total;
-                        best.step_seconds = step;
-                        best.next_width = next;
-                        best.next_site = PanelSite::device;
-                    }
-                    continue;
-                }
                 const double look_ahead = lookup_.update_seconds(below, next_w, w);
                 const double update =
                     lookup_.update_seconds(below, per_device(std::max<int64_t>(right - next_w, 0)), w);
@@ -161,9 +135,6 @@ private:
     std::vector<int> widths_;
     std::vector<PanelSite> sites_;
     int64_t cpu_from_;
-    // The last step may take the trailing square whole in one device panel
-    // (one device, square matrix, widths and sites the planner's to choose).
-    bool tail_;
     std::map<std::pair<int64_t, int>, Choice> memo_;
 };
 

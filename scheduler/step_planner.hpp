@@ -9,13 +9,7 @@
 //   device   : head + max(update_k, panel_{k+1}) + interference * min(update_k, panel_{k+1})
 // A dynamic programme over the panel's starting column and width minimises the
 // sum over steps. Widths are multiples of the smallest candidate, so the
-// programme has n / 128 positions at most a few widths each. One device and a
-// square matrix: the last step may also take the whole trailing square as one
-// device panel, after the full update of the step before it (its time is the
-// model's measured device_whole): the late steps' panels form a chain of
-// short, latency-bound factorizations beside shrinking updates, which one
-// getrf of the rest does in less time (n = 32768 on one H200: the last 23
-// steps took 56 ms, the GPU idle for 21 ms of them). When the matrix is
+// programme has n / 128 positions at most a few widths each. When the matrix is
 // streamed the host's time goes to the transfers: automatic placement then
 // puts every panel on its device (and the programme still picks the widths).
 #ifndef TANDEM_SCHEDULER_STEP_PLANNER_HPP

@@ -406,9 +406,9 @@ TEST_F(GpuDevice, FactorPanelMatchesLapackAndBecomesTheWorkspace) {
     }
 }
 
-// The last panel of a plan that takes the trailing square whole: wider than
-// the workspaces, n^2 floats beyond what the workspace width alone gives the
-// staging buffer, factored in place. P A = L U within the componentwise
+// The last panel of a plan, factored in place (a whole matrix in one step):
+// wider than the workspaces, n^2 floats beyond what the workspace width alone
+// gives the staging buffer. P A = L U within the componentwise
 // backward error bound (Higham: |PA - LU| <= gamma_n |L| |U|), the rest of the
 // storage untouched.
 TEST_F(GpuDevice, FactorPanelTakesTheLastSquareBeyondTheWorkspaceWidth) {

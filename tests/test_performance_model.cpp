@@ -3,7 +3,6 @@
 // device, and the model cache file.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -132,56 +131,6 @@ int64_t sum_of(const std::vector<int>& widths) {
     int64_t total = 0;
     for (int w : widths) total += w;
     return total;
-}
-
-// The last step may take the trailing square whole (one device, square), when
-// the measured time of the device's routine on it beats the steps it replaces.
-TEST(StepPlanner, TakesTheTrailingSquareWholeWhenItsMeasuredTimeBeatsTheLastSteps) {
-    PerformanceModel m = synthetic_model(1e-12, 1e-3);
-    StepPlanRequest r;
-    r.m = r.n = 16384;
-    const StepPlan steps = plan_steps(m, r);
-    for (int w : steps.widths) EXPECT_LE(w, 512);
-
-    m.device_whole = {{1024, 1e-5}, {4096, 1e-4}};  // far below the steps
-    const StepPlan tail = plan_steps(m, r);
-    ASSERT_GT(tail.widths.size(), 1u);
-    EXPECT_EQ(sum_of(tail.widths), 16384);
-    EXPECT_GE(tail.widths.back(), 1024);  // within the measured sizes
-    EXPECT_LE(tail.widths.back(), 4096);
-    EXPECT_EQ(tail.sites.back(), PanelSite::device);
-    for (size_t k = 0; k + 1 < tail.widths.size(); ++k) EXPECT_LE(tail.widths[k], 512);
-    EXPECT_LT(tail.predicted_seconds, steps.predicted_seconds);
-    EXPECT_EQ(tail.step_seconds.size(), tail.widths.size());
-
-    // Never where it does not apply: rectangular, panels forced to the CPU, a
-    // forced width, several devices.
-    auto widest = [](const PerformanceModel& model, const StepPlanRequest& request) {
-        const StepPlan p = plan_steps(model, request);
-        return *std::max_element(p.widths.begin(), p.widths.end());
-    };
-    StepPlanRequest tall = r;
-    tall.m = 20000;
-    EXPECT_LE(widest(m, tall), 512);
-    StepPlanRequest cpu = r;
-    cpu.placement = PanelPlacement::cpu;
-    EXPECT_LE(widest(m, cpu), 512);
-    StepPlanRequest forced = r;
-    forced.block_size = 256;
-    EXPECT_EQ(widest(m, forced), 256);
-    StepPlanRequest two = r;
-    two.num_devices = 2;
-    EXPECT_LE(widest(m, two), 512);
-    // Streamed, the tail's rows are copied out after it: at a crawl, never.
-    StepPlanRequest streamed = r;
-    streamed.streamed = true;
-    EXPECT_GT(widest(m, streamed), 512);
-    PerformanceModel slow_host = m;
-    slow_host.host_copy_bytes_per_second = 1e6;
-    EXPECT_LE(widest(slow_host, streamed), 512);
-
-    m.device_whole = {{1024, 10.0}, {4096, 100.0}};  // far above: the steps stay
-    EXPECT_EQ(plan_steps(m, r).widths, steps.widths);
 }
 
 TEST(StepPlanner, SlowCpuPanelsGoToTheDeviceAndFastOnesStayOnTheCpu) {

@@ -403,10 +403,11 @@ TEST(HybridSchedulerSites, MixedSitesAndVariableWidthsGiveTheSameFactors) {
         }
 }
 
-// A plan whose last step takes the trailing square whole on its device: the
-// panel is factored in place, never copied into a workspace (the host device's
-// workspace is as wide as the other panels only, and take_panel checks it), and
-// the factors meet the residual bound. Several devices keep it out of place.
+// A plan whose last step is a square panel on its device (a whole matrix in
+// one step is one): the panel is factored in place, never copied into a
+// workspace (the host device's workspace is as wide as the other panels only,
+// and take_panel checks it), and the factors meet the residual bound. Several
+// devices keep it out of place.
 TEST(HybridSchedulerSites, TrailingSquareFactoredInPlaceOnItsDevice) {
     const uint64_t seed = test_seed();
     SCOPED_TRACE("seed=" + std::to_string(seed));
