@@ -17,7 +17,7 @@ namespace tandem {
 
 struct CalibrationGrid {
     std::vector<int64_t> panel_rows = {1024, 4096, 16384, 65536};
-    std::vector<int> widths = {128, 256, 512};
+    std::vector<int> widths = {128, 256, 512, 1024};
     std::vector<int64_t> update_sizes = {2048, 8192, 16384};
     // Whole square matrices in one device panel (small n: see StepPlan).
     std::vector<int64_t> whole_sizes = {1024, 2048, 3072, 4096, 6144, 8192};
