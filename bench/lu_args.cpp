@@ -84,6 +84,7 @@ void print_lu_usage(std::ostream& os) {
           "                       GPU, 256,512,1024,1536,2048 without)\n"
           "  --backend B          tandem backend: auto|cpu|gpu|host (default auto)\n"
           "  --nb NB              tandem panel width, 0 = chosen per step by the model (default 0)\n"
+          "  --max-nb NB          the widest panel the model may choose (default 0 = 1024)\n"
           "  --lookahead L        tandem look-ahead depth 0|1 (default 1)\n"
           "  --panel P            CPU panel: auto|lapack|recursive (default auto = recursive)\n"
           "  --gemm G             GPU update SGEMM: auto|tandem|cublas (default auto = tuning table)\n"
@@ -134,7 +135,7 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
             continue;
         }
         // Every other option takes one value.
-        static const char* const valued[] = {"--sizes", "--backend", "--nb",   "--lookahead",
+        static const char* const valued[] = {"--sizes", "--backend", "--nb",   "--max-nb", "--lookahead",
                                              "--gpus",  "--repeats", "--seed", "--cpu-max-n",
                                              "--csv",   "--plot",    "--trace",
                                              "--panel", "--gemm",    "--placement",
@@ -203,6 +204,12 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
                 return false;
             }
             out.options.block_size = static_cast<int>(number);
+        } else if (name == "--max-nb") {
+            if (!parse_int(value, 0, 65536, number)) {
+                error = "--max-nb: '" + value + "' is not a block size in 0..65536 (0 = the planner's)";
+                return false;
+            }
+            out.options.max_block_size = static_cast<int>(number);
         } else if (name == "--lookahead") {
             bool on = false;
             if (!parse_switch(name, value, on, error)) return false;

@@ -140,6 +140,15 @@ private:
 
 }  // namespace
 
+std::vector<int> candidate_widths_up_to(int max_width) {
+    std::vector<int> widths = StepPlanRequest{}.candidate_widths;
+    if (max_width <= 0) return widths;
+    widths.erase(std::remove_if(widths.begin(), widths.end(), [&](int w) { return w > max_width; }),
+                 widths.end());
+    if (widths.empty()) widths.push_back(max_width);
+    return widths;
+}
+
 StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& request) {
     // Streamed, the host spends the whole factorization moving the matrix
     // (uploads first, then every row of the factors as it becomes final): a CPU

@@ -56,6 +56,10 @@ struct StepPlan {
     std::string describe() const;      // one line per run of equal steps
 };
 
+// The default candidate widths up to max_width (0: all of them); max_width
+// alone when it is below every default.
+std::vector<int> candidate_widths_up_to(int max_width);
+
 // What runs take beyond the step model's prediction (launch gaps, the host's
 // synchronisations, the copies of each step's panel): 1.2x-1.3x at n = 2048
 // to 16384 on one H200 (tandem-bench lu --matrix gpu --plan, 2026-11-22,

@@ -29,6 +29,7 @@ bool options_valid(const Options& o, std::string* why) {
         return fail("options.backend is not a Backend value");
     if (o.num_devices < 0) return fail("options.num_devices < 0");
     if (o.block_size < 0) return fail("options.block_size < 0");
+    if (o.max_block_size < 0) return fail("options.max_block_size < 0");
     if (o.lookahead < 0 || o.lookahead > 1) return fail("options.lookahead is not 0 or 1");
     if (o.panel != PanelMethod::automatic && o.panel != PanelMethod::lapack &&
         o.panel != PanelMethod::recursive)

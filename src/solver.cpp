@@ -65,6 +65,7 @@ HybridSettings Solver::hybrid_settings(int64_t m, int64_t n, const std::vector<D
         request.n = n;
         request.num_devices = num_devices;
         request.block_size = options_.block_size;
+        request.candidate_widths = candidate_widths_up_to(options_.max_block_size);
         request.placement = options_.placement;
         request.streamed = options_.stream_matrix;
         request.peer_panels = options_.peer_copies && devices_read_each_other(devices);

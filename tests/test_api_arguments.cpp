@@ -57,6 +57,7 @@ void expect_bad_options_rejected(const Options& good, int position,
     with("backend 9", [](Options& o) { o.backend = static_cast<Backend>(9); });
     with("num_devices -1", [](Options& o) { o.num_devices = -1; });
     with("block_size -1", [](Options& o) { o.block_size = -1; });
+    with("max_block_size -1", [](Options& o) { o.max_block_size = -1; });
     with("lookahead -1", [](Options& o) { o.lookahead = -1; });
     with("lookahead 2", [](Options& o) { o.lookahead = 2; });
     with("inverse_threshold -1", [](Options& o) { o.inverse_threshold = -1.0f; });

@@ -127,6 +127,18 @@ TEST(StepPlanner, TakesASmallMatrixWholeWhenItsMeasuredTimeBeatsTheSteps) {
     EXPECT_EQ(plan_steps(m, r).widths, steps.widths);
 }
 
+TEST(StepPlanner, CandidateWidthsUpToALimit) {
+    EXPECT_EQ(candidate_widths_up_to(0), StepPlanRequest{}.candidate_widths);
+    EXPECT_EQ(candidate_widths_up_to(512), (std::vector<int>{128, 256, 384, 512}));
+    EXPECT_EQ(candidate_widths_up_to(300), (std::vector<int>{128, 256}));
+    EXPECT_EQ(candidate_widths_up_to(64), std::vector<int>{64});
+    PerformanceModel m = synthetic_model(1e-12, 1e-3);
+    StepPlanRequest r;
+    r.m = r.n = 16384;
+    r.candidate_widths = candidate_widths_up_to(256);
+    for (int w : plan_steps(m, r).widths) EXPECT_LE(w, 256);
+}
+
 int64_t sum_of(const std::vector<int>& widths) {
     int64_t total = 0;
     for (int w : widths) total += w;

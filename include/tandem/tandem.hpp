@@ -74,6 +74,9 @@ struct Options {
     int num_devices = 0;
     // Panel width nb of the hybrid algorithm; 0 = chosen automatically.
     int block_size = 0;
+    // The widest panel an automatic plan may choose (block_size 0); 0 = the
+    // planner's own limit (1024). Device workspaces grow with it.
+    int max_block_size = 0;
     // Look-ahead depth: 0 = none, 1 = the next panel's columns are updated and
     // sent to the CPU before the rest of the trailing update.
     int lookahead = 1;
