@@ -57,12 +57,14 @@ PerformanceModel calibrate(Device& device, PanelMethod method, const Calibration
     HostBuffer source(device, host_rows * max_width);
     fill_random(source.data(), host_rows * max_width);
 
-    // The CPU panel, as the factorization runs it (OpenBLAS held single-threaded
-    // when our own OpenMP panel runs).
+    // The CPU panel, as the factorization runs it: OpenBLAS held single-threaded
+    // when our own OpenMP panel runs, and inv(L11) formed after it (for U12 by
+    // GEMM: the default). At 1024 columns the inverse alone takes milliseconds.
     {
         std::optional<SingleThreadedBlas> single_threaded;
         if (method != PanelMethod::lapack) single_threaded.emplace();
         std::vector<float> panel(static_cast<size_t>(max_rows * max_width));
+        std::vector<float> inverse(static_cast<size_t>(max_width) * max_width);
         std::vector<int> ipiv(static_cast<size_t>(max_width));
         for (int64_t rows : grid.panel_rows)
             for (int width : grid.widths) {
@@ -74,7 +76,10 @@ PerformanceModel calibrate(Device& device, PanelMethod method, const Calibration
                             std::memcpy(&panel[j * rows], source.data() + j * host_rows,
                                         sizeof(float) * rows);
                     },
-                    [&] { factor_panel(rows, width, panel.data(), rows, ipiv.data(), method); });
+                    [&] {
+                        factor_panel(rows, width, panel.data(), rows, ipiv.data(), method);
+                        invert_unit_lower(width, panel.data(), rows, inverse.data(), width);
+                    });
                 model.cpu_panels.push_back({rows, width, s});
             }
     }

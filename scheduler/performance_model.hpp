@@ -1,5 +1,6 @@
 // The measured performance model the blocking plan is made from: how long the
-// CPU and a device take to factor a panel of a given height and width, how fast
+// CPU (with inv(L11)) and a device take to factor a panel of a given height and
+// width, how fast
 // a device's trailing update runs for a given panel width, what a device panel
 // costs the update it runs beside, and the host <-> device bandwidth.
 //
