@@ -1,6 +1,6 @@
 // The short measurement that gives a performance model its figures, taken
 // through the Device interface (so it works for any device) and the CPU panel.
-// With the default grid it takes under 2 s on the H200 machine; tests use a
+// With the default grid it takes a few seconds on the H200 machine; tests use a
 // tiny grid on the host device.
 #ifndef TANDEM_SCHEDULER_CALIBRATION_HPP
 #define TANDEM_SCHEDULER_CALIBRATION_HPP
