@@ -140,7 +140,7 @@ void LuSteps::deliver_panel(int64_t k, bool use_inverse, int d,
     const int step = static_cast<int>(k);
     Device& dev = *devices_[d];
     if (plan_.panel_on_device(k) && d == owner) {
-        // The trailing matrix factored whole: nothing right of it reads a workspace.
+        // The last panel, factored in place: nothing right of it reads a workspace.
         if (k + 1 == plan_.steps() && plan_.last_panel_in_place()) return;
         // In order after step k-1's update, the last reader of the workspace.
         ctx_.timed(d, Queue::compute, "take panel", step, [&](Device& x) {

@@ -30,11 +30,12 @@ struct StepPlanRequest {
     int num_devices = 1;
     int block_size = 0;  // > 0: every panel this wide (only the sites are chosen)
     PanelPlacement placement = PanelPlacement::automatic;
-    // For block_size == 0. Wide device panels pay on large matrices: the update
-    // runs faster at k = 1024 than at 512 (cuBLAS on the H200: 49.8 against
-    // about 46 TF/s), and the device factors a 1024-wide panel in 2x the time
-    // of a 512-wide one (n = 32768, 2026-11-22: every panel 1024 wide on the
-    // device, 0.597 s; the plan of widths up to 512, 0.617 s).
+    // For block_size == 0. Wide panels pay on large matrices: the update runs
+    // faster at k = 1024 than at 512 (cuBLAS on the H200: about 50 against 46
+    // TF/s), and the device factors a 1024-wide panel in about 2x the time of a
+    // 512-wide one. One H200, same call (docs/PERFORMANCE.md, 2026-11-22): the
+    // plans with these widths took 0.600 s at n = 32768 and 4.12 s at 65536,
+    // those of widths up to 512 0.626 s and 4.42 s.
     std::vector<int> candidate_widths = {128, 256, 384, 512, 768, 1024};
     // The matrix is streamed (MatrixStream): the host is busy moving it, and
     // automatic placement keeps the panels off the CPU.
