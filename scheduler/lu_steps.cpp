@@ -12,9 +12,8 @@ static_assert(sizeof(int) == sizeof(float), "the pivot buffer reuses a float blo
 namespace {
 
 // The host panel buffers hold CPU panels, and device panels that reach the
-// other devices through host memory; a plan with neither needs none (they are
-// pinned memory, and as large as the matrix when one panel takes it whole).
-// The widest of them, 0 for none.
+// other devices through host memory; a plan with neither needs none. They are
+// pinned memory, rows x the widest of those panels: that width, 0 for none.
 int host_panel_width(const StepContext& ctx, bool peer_panels) {
     const bool through_host =
         ctx.devices.size() > 1 && !(peer_panels && devices_read_each_other(ctx.devices));

@@ -54,6 +54,21 @@ Factored factor_with_lapack(int m, int n, const std::vector<float>& a) {
     return f;
 }
 
+// HybridLU straight on `devices` emulated host devices, with these settings.
+Factored factor_on_host_devices(int devices, const HybridSettings& settings, int m, int n,
+                                const std::vector<float>& a) {
+    std::vector<std::unique_ptr<Device>> owned;
+    std::vector<Device*> raw;
+    for (int d = 0; d < devices; ++d) {
+        owned.push_back(make_host_device(d));
+        raw.push_back(owned.back().get());
+    }
+    HybridLU lu(raw, settings);
+    Factored f{a, std::vector<int>(std::max(1, std::min(m, n)), -7), 0, {}};
+    f.info = lu.factor(m, n, f.lu.data(), std::max(m, 1), f.ipiv.data(), f.report);
+    return f;
+}
+
 double residual(int m, int n, const std::vector<float>& a, const Factored& f) {
     return factorization_residual(m, n, a.data(), std::max(m, 1), f.lu.data(), std::max(m, 1),
                                   f.ipiv.data());
@@ -363,22 +378,13 @@ TEST(HybridSchedulerSites, MixedSitesAndVariableWidthsGiveTheSameFactors) {
     const auto a = make_matrix(m, n, m, MatrixKind::random, seed);
     const std::vector<int> widths = {16, 32, 8, 24, 40};
     auto run = [&](int devices, std::vector<PanelSite> sites, int lookahead) {
-        std::vector<std::unique_ptr<Device>> owned;
-        std::vector<Device*> raw;
-        for (int d = 0; d < devices; ++d) {
-            owned.push_back(make_host_device(d));
-            raw.push_back(owned.back().get());
-        }
         HybridSettings settings;
         settings.widths = widths;
         settings.sites = std::move(sites);
         settings.lookahead = lookahead;
         settings.inverse_threshold = 0.0f;
         settings.panel = PanelMethod::lapack;
-        HybridLU lu(raw, settings);
-        Factored f{a, std::vector<int>(n, -7), 0, {}};
-        f.info = lu.factor(m, n, f.lu.data(), m, f.ipiv.data(), f.report);
-        return f;
+        return factor_on_host_devices(devices, settings, m, n, a);
     };
     const int64_t steps = BlockingPlan(m, n, widths, 1).steps();
     for (int devices : {1, 2, 3})
@@ -414,40 +420,30 @@ TEST(HybridSchedulerSites, TrailingSquareFactoredInPlaceOnItsDevice) {
     const int n = 190;
     const auto a = make_matrix(n, n, n, MatrixKind::random, seed);
     const std::vector<int> widths = {16, 32, 8, 24, 110};
-    const BlockingPlan shape(n, n, widths, 1);
-    ASSERT_EQ(shape.steps(), 5);
+    const std::vector<PanelSite> sites = {PanelSite::cpu, PanelSite::device, PanelSite::cpu,
+                                          PanelSite::cpu, PanelSite::device};
+    BlockingPlan plan(n, n, widths, 1);
+    ASSERT_EQ(plan.steps(), 5);
     for (int devices : {1, 2}) {
         for (int lookahead : {0, 1}) {
             SCOPED_TRACE("devices=" + std::to_string(devices) + " lookahead=" +
                          std::to_string(lookahead));
-            std::vector<std::unique_ptr<Device>> owned;
-            std::vector<Device*> raw;
-            for (int d = 0; d < devices; ++d) {
-                owned.push_back(make_host_device(d));
-                raw.push_back(owned.back().get());
-            }
             HybridSettings settings;
             settings.widths = widths;
-            settings.sites = {PanelSite::cpu, PanelSite::device, PanelSite::cpu, PanelSite::cpu,
-                              PanelSite::device};
+            settings.sites = sites;
             settings.lookahead = lookahead;
-            HybridLU lu(raw, settings);
-            Factored f{a, std::vector<int>(n, -7), 0, {}};
-            f.info = lu.factor(n, n, f.lu.data(), n, f.ipiv.data(), f.report);
+            const Factored f = factor_on_host_devices(devices, settings, n, n, a);
             EXPECT_EQ(f.info, 0);
             EXPECT_LT(residual(n, n, a, f), kResidualBound);
             EXPECT_EQ(f.report.device_panel_steps, 2);
         }
     }
-    BlockingPlan plan(n, n, widths, 1);
-    plan.set_panel_sites({PanelSite::cpu, PanelSite::device, PanelSite::cpu, PanelSite::cpu,
-                          PanelSite::device});
+    plan.set_panel_sites(sites);
     EXPECT_TRUE(plan.last_panel_in_place());
     EXPECT_EQ(plan.workspace_width(), 32);
     EXPECT_EQ(plan.last_panel_width(), 110);
     BlockingPlan two(n, n, widths, 2);
-    two.set_panel_sites({PanelSite::cpu, PanelSite::device, PanelSite::cpu, PanelSite::cpu,
-                         PanelSite::device});
+    two.set_panel_sites(sites);
     EXPECT_FALSE(two.last_panel_in_place());
     EXPECT_EQ(two.workspace_width(), 110);
     EXPECT_EQ(two.last_panel_width(), 0);

@@ -31,16 +31,6 @@
 
 #include "probe_check.cuh"
 
-#define MG_CHECK(call)                                                                        \
-    do {                                                                                      \
-        cusolverStatus_t s_ = (call);                                                         \
-        if (s_ != CUSOLVER_STATUS_SUCCESS) {                                                  \
-            std::fprintf(stderr, "%s:%d: %s failed: cusolverStatus %d\n", __FILE__, __LINE__, \
-                         #call, int(s_));                                                     \
-            std::exit(1);                                                                     \
-        }                                                                                     \
-    } while (0)
-
 // Counter-based generator: element (i, j) depends only on the seed and its index, so the
 // matrix is the same whatever the thread count, and 2^32 entries fill in parallel.
 static float uniform_pm1(uint64_t idx) {
@@ -143,10 +133,10 @@ int main(int argc, char** argv) {
     }
 
     cusolverMgHandle_t h = nullptr;
-    MG_CHECK(cusolverMgCreate(&h));
-    MG_CHECK(cusolverMgDeviceSelect(h, G, devs.data()));
+    CHECK_STATUS(cusolverMgCreate(&h));
+    CHECK_STATUS(cusolverMgDeviceSelect(h, G, devs.data()));
     cudaLibMgGrid_t grid = nullptr;  // 1 x G device grid: column block cyclic only
-    MG_CHECK(cusolverMgCreateDeviceGrid(&grid, 1, G, devs.data(), CUDALIBMG_GRID_MAPPING_COL_MAJOR));
+    CHECK_STATUS(cusolverMgCreateDeviceGrid(&grid, 1, G, devs.data(), CUDALIBMG_GRID_MAPPING_COL_MAJOR));
 
     bool all_pass = true;
     for (int64_t n : sizes) {
@@ -167,7 +157,7 @@ int main(int argc, char** argv) {
         const float amax = std::fabs(hA[piv0]);
 
         cudaLibMgMatrixDesc_t desc = nullptr;  // row block = n: whole columns, lda = n
-        MG_CHECK(cusolverMgCreateMatrixDesc(&desc, n, n, n, T, CUDA_R_32F, grid));
+        CHECK_STATUS(cusolverMgCreateMatrixDesc(&desc, n, n, n, T, CUDA_R_32F, grid));
         std::vector<float*> dA(G, nullptr);
         std::vector<int*> dPiv(G, nullptr);
         const size_t local = size_t(d.tiles_per_dev()) * size_t(T);  // local columns (padded)
@@ -178,7 +168,7 @@ int main(int argc, char** argv) {
             CHECK(cudaMemset(dA[p], 0, sizeof(float) * local * size_t(n)));  // padding
         }
         int64_t lwork = 0;  // elements of computeType per device
-        MG_CHECK(cusolverMgGetrf_bufferSize(h, int(n), int(n), reinterpret_cast<void**>(dA.data()),
+        CHECK_STATUS(cusolverMgGetrf_bufferSize(h, int(n), int(n), reinterpret_cast<void**>(dA.data()),
                                             1, 1, desc, dPiv.data(), CUDA_R_32F, &lwork));
         std::vector<void*> dWork(G, nullptr);
         for (int p = 0; p < G; ++p) {
@@ -196,7 +186,7 @@ int main(int argc, char** argv) {
             upload(d, devs, hA.get(), dA);    // fresh copy of the same matrix; not timed
             sync_all(devs);
             const auto t0 = std::chrono::steady_clock::now();
-            MG_CHECK(cusolverMgGetrf(h, int(n), int(n), reinterpret_cast<void**>(dA.data()), 1, 1,
+            CHECK_STATUS(cusolverMgGetrf(h, int(n), int(n), reinterpret_cast<void**>(dA.data()), 1, 1,
                                      desc, dPiv.data(), CUDA_R_32F, dWork.data(), lwork, &info));
             sync_all(devs);
             const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -237,10 +227,10 @@ int main(int argc, char** argv) {
             CHECK(cudaFree(dPiv[p]));
             CHECK(cudaFree(dA[p]));
         }
-        MG_CHECK(cusolverMgDestroyMatrixDesc(desc));
+        CHECK_STATUS(cusolverMgDestroyMatrixDesc(desc));
         if (pinned) CHECK(cudaHostUnregister(hA.get()));
     }
-    MG_CHECK(cusolverMgDestroyGrid(grid));
-    MG_CHECK(cusolverMgDestroy(h));
+    CHECK_STATUS(cusolverMgDestroyGrid(grid));
+    CHECK_STATUS(cusolverMgDestroy(h));
     return all_pass ? 0 : 1;
 }

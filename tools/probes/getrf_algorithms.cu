@@ -20,16 +20,6 @@
 
 #include "probe_check.cuh"
 
-#define CHECK_SOLVER(call)                                                                     \
-    do {                                                                                       \
-        cusolverStatus_t s_ = (call);                                                          \
-        if (s_ != CUSOLVER_STATUS_SUCCESS) {                                                   \
-            std::fprintf(stderr, "%s:%d: %s failed: status %d\n", __FILE__, __LINE__, #call, \
-                         int(s_));                                                             \
-            std::exit(1);                                                                      \
-        }                                                                                      \
-    } while (0)
-
 namespace {
 
 __global__ void fill(float* p, size_t n, unsigned seed) {
@@ -53,7 +43,7 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
     const int repeats = 5;
     cusolverDnHandle_t handle;
-    CHECK_SOLVER(cusolverDnCreate(&handle));
+    CHECK_STATUS(cusolverDnCreate(&handle));
     cudaEvent_t begin, end;
     CHECK(cudaEventCreate(&begin));
     CHECK(cudaEventCreate(&end));
@@ -79,14 +69,14 @@ int main(int argc, char** argv) {
         double ms[3];
 
         int lwork = 0;
-        CHECK_SOLVER(cusolverDnSgetrf_bufferSize(handle, int(m), int(n), work, int(m), &lwork));
+        CHECK_STATUS(cusolverDnSgetrf_bufferSize(handle, int(m), int(n), work, int(m), &lwork));
         float* legacy_work;
         CHECK(cudaMalloc(&legacy_work, sizeof(float) * std::max(lwork, 1)));
         std::vector<double> t;
         for (int r = 0; r <= repeats; ++r) {
             CHECK(cudaMemcpy(work, original, sizeof(float) * count, cudaMemcpyDeviceToDevice));
             CHECK(cudaEventRecord(begin));
-            CHECK_SOLVER(cusolverDnSgetrf(handle, int(m), int(n), work, int(m), legacy_work, ipiv32, info));
+            CHECK_STATUS(cusolverDnSgetrf(handle, int(m), int(n), work, int(m), legacy_work, ipiv32, info));
             CHECK(cudaEventRecord(end));
             CHECK(cudaEventSynchronize(end));
             float e = 0;
@@ -98,11 +88,11 @@ int main(int argc, char** argv) {
 
         for (int alg = 0; alg < 2; ++alg) {
             cusolverDnParams_t params;
-            CHECK_SOLVER(cusolverDnCreateParams(&params));
-            CHECK_SOLVER(cusolverDnSetAdvOptions(params, CUSOLVERDN_GETRF,
+            CHECK_STATUS(cusolverDnCreateParams(&params));
+            CHECK_STATUS(cusolverDnSetAdvOptions(params, CUSOLVERDN_GETRF,
                                                  alg == 0 ? CUSOLVER_ALG_0 : CUSOLVER_ALG_1));
             size_t device_bytes = 0, host_bytes = 0;
-            CHECK_SOLVER(cusolverDnXgetrf_bufferSize(handle, params, m, n, CUDA_R_32F, work, m,
+            CHECK_STATUS(cusolverDnXgetrf_bufferSize(handle, params, m, n, CUDA_R_32F, work, m,
                                                      CUDA_R_32F, &device_bytes, &host_bytes));
             void* device_work;
             CHECK(cudaMalloc(&device_work, std::max<size_t>(device_bytes, 1)));
@@ -111,7 +101,7 @@ int main(int argc, char** argv) {
             for (int r = 0; r <= repeats; ++r) {
                 CHECK(cudaMemcpy(work, original, sizeof(float) * count, cudaMemcpyDeviceToDevice));
                 CHECK(cudaEventRecord(begin));
-                CHECK_SOLVER(cusolverDnXgetrf(handle, params, m, n, CUDA_R_32F, work, m, ipiv64,
+                CHECK_STATUS(cusolverDnXgetrf(handle, params, m, n, CUDA_R_32F, work, m, ipiv64,
                                               CUDA_R_32F, device_work, device_bytes,
                                               host_work.data(), host_bytes, info));
                 CHECK(cudaEventRecord(end));
@@ -123,7 +113,7 @@ int main(int argc, char** argv) {
             ms[1 + alg] = median(t);
             CHECK(cudaMemcpy(p_alg[alg].data(), ipiv64, sizeof(int64_t) * k, cudaMemcpyDeviceToHost));
             CHECK(cudaFree(device_work));
-            CHECK_SOLVER(cusolverDnDestroyParams(params));
+            CHECK_STATUS(cusolverDnDestroyParams(params));
         }
         int64_t differ = 0;
         for (int64_t i = 0; i < k; ++i)
@@ -137,6 +127,6 @@ int main(int argc, char** argv) {
         CHECK(cudaFree(ipiv64));
         CHECK(cudaFree(legacy_work));
     }
-    CHECK_SOLVER(cusolverDnDestroy(handle));
+    CHECK_STATUS(cusolverDnDestroy(handle));
     return 0;
 }

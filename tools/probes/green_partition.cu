@@ -39,14 +39,6 @@
             std::exit(1);                                                               \
         }                                                                               \
     } while (0)
-#define CHECK_LIB(call)                                                                   \
-    do {                                                                                  \
-        int s_ = int(call);                                                               \
-        if (s_ != 0) {                                                                    \
-            std::fprintf(stderr, "%s:%d: %s failed: status %d\n", __FILE__, __LINE__, #call, s_); \
-            std::exit(1);                                                                 \
-        }                                                                                 \
-    } while (0)
 
 namespace {
 
@@ -83,14 +75,14 @@ struct Jobs {
                               cudaMemcpyDeviceToDevice, s));
     }
     void factor(cudaStream_t s) {
-        CHECK_LIB(cusolverDnSetStream(solver, s));
-        CHECK_LIB(cusolverDnSgetrf(solver, a.rows, a.width, panel, a.rows, work, pivots,
+        CHECK_STATUS(cusolverDnSetStream(solver, s));
+        CHECK_STATUS(cusolverDnSgetrf(solver, a.rows, a.width, panel, a.rows, work, pivots,
                                    pivots + a.width));
     }
     void update(cudaStream_t s) {
         const float minus = -1.0f, one = 1.0f;
-        CHECK_LIB(cublasSetStream(blas, s));
-        CHECK_LIB(cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, a.rows, a.cols, a.width, &minus, A,
+        CHECK_STATUS(cublasSetStream(blas, s));
+        CHECK_STATUS(cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, a.rows, a.cols, a.width, &minus, A,
                               a.rows, B, a.width, &one, C, a.rows));
     }
 };
@@ -203,10 +195,10 @@ int main(int argc, char** argv) {
     fill<<<1024, 256>>>(jobs.B, size_t(a.width) * a.cols, 3);
     fill<<<1024, 256>>>(jobs.C, size_t(a.rows) * a.cols, 4);
     CHECK(cudaDeviceSynchronize());
-    CHECK_LIB(cusolverDnCreate(&jobs.solver));
-    CHECK_LIB(cublasCreate(&jobs.blas));
+    CHECK_STATUS(cusolverDnCreate(&jobs.solver));
+    CHECK_STATUS(cublasCreate(&jobs.blas));
     int work_n = 0;
-    CHECK_LIB(cusolverDnSgetrf_bufferSize(jobs.solver, a.rows, a.width, jobs.panel, a.rows, &work_n));
+    CHECK_STATUS(cusolverDnSgetrf_bufferSize(jobs.solver, a.rows, a.width, jobs.panel, a.rows, &work_n));
     CHECK(cudaMalloc(&jobs.work, sizeof(float) * std::max(work_n, 1)));
 
     int low = 0, high = 0;

@@ -8,8 +8,8 @@
 #   HOST=0 skips the host-memory sweep; TESTS=0 the tests; EXTRA="--placement cpu" etc.
 #   SANITIZE="GpuGetrfResident.*": compute-sanitizer memcheck on these GPU tests
 #   NO_WHOLE_SIZES=16384,32768: these sizes again on the same model without its
-#     whole-matrix timings (plans of steps only: no whole matrix, no trailing
-#     square taken whole), for a same-call comparison
+#     whole-matrix timings (plans of steps only, never one device panel over the
+#     whole matrix), for a same-call comparison
 #   PACK=1: everything under $OUT into $OUT/logs.tgz (the device tool returns 8 files)
 set -u
 DEVICE_CHECK_STEPS=build tools/device-check.sh 2>&1 | tail -2
