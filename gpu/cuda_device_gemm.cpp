@@ -15,9 +15,10 @@ void CudaDevice::set_gemm_policy(GemmKernel kernel, const std::string& cache_dir
     if (gemm_table_ && key == gemm_table_key_) return;  // the file is read once per setting
     DeviceGuard guard(ordinal_);
     SgemmTuningTable table = load_sgemm_table_for_current_device(cache_dir);
-    if (kernel == GemmKernel::tandem)  // every bucket that cuBLAS won goes to our default kernel
+    if (kernel == GemmKernel::tandem)  // every bucket that cuBLAS(Lt) won goes to our default kernel
         for (const SgemmBucket& bucket : all_sgemm_buckets())
-            if (table.variant(bucket) == "cublas") table.set_variant(bucket, kDefaultVariant);
+            if (table.variant(bucket) == kCublasVariant || table.variant(bucket) == kCublasLtVariant)
+                table.set_variant(bucket, kDefaultVariant);
     gemm_table_ = table;
     gemm_table_key_ = key;
 }

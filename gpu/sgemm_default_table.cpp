@@ -2,11 +2,13 @@
 // call needs no tuning. Its text is exactly what `tandem-bench --tune` prints
 // and stores in the cache file: paste a new measurement over it.
 //
-// Provenance: the winners of `tandem-bench gemm --shapes lu --repeats 3` on an
-// NVIDIA H200 (2026-11-22, docs/PERFORMANCE.md), measured at m, n = 16K and 32K
-// and applied to every size of the same k: ours at k <= 256 (1.06-1.57x
-// cuBLAS), cuBLAS from k = 384 on (ours 0.95x at k = 512). Sizes below 16K
-// were not measured; `tandem-bench --tune` measures every bucket.
+// Provenance: the winners of `tandem-bench gemm` on an NVIDIA H200 (2026-11-22,
+// docs/PERFORMANCE.md). k <= 256: ours (1.05-1.57x cuBLAS at m, n = 16K and
+// 32K, applied to every size of the same k). From k = 384 on: cuBLASLt's
+// swizzled kernel where the larger side is above 4096 (1.02-1.08x cublasSgemm
+// from 7168 to 32768, squares up to 16384^3 included), cublasSgemm at 4096 and
+// below (the swizzled kernel 0.82-0.99x there). `tandem-bench --tune`
+// measures every bucket.
 #include "gpu/sgemm_tuning_table.hpp"
 
 #include "tandem/tandem.hpp"
@@ -35,34 +37,34 @@ square k<=256 size<=32768 = sgemm_rm_128x128x16_8x8_s3
 square k<=256 size>32768 = sgemm_rm_128x128x16_8x8_s3
 square k<=384 size<=2048 = cublas
 square k<=384 size<=4096 = cublas
-square k<=384 size<=8192 = cublas
-square k<=384 size<=16384 = cublas
-square k<=384 size<=32768 = cublas
-square k<=384 size>32768 = cublas
+square k<=384 size<=8192 = cublaslt_256x128_swizzled
+square k<=384 size<=16384 = cublaslt_256x128_swizzled
+square k<=384 size<=32768 = cublaslt_256x128_swizzled
+square k<=384 size>32768 = cublaslt_256x128_swizzled
 square k<=512 size<=2048 = cublas
 square k<=512 size<=4096 = cublas
-square k<=512 size<=8192 = cublas
-square k<=512 size<=16384 = cublas
-square k<=512 size<=32768 = cublas
-square k<=512 size>32768 = cublas
+square k<=512 size<=8192 = cublaslt_256x128_swizzled
+square k<=512 size<=16384 = cublaslt_256x128_swizzled
+square k<=512 size<=32768 = cublaslt_256x128_swizzled
+square k<=512 size>32768 = cublaslt_256x128_swizzled
 square k<=768 size<=2048 = cublas
 square k<=768 size<=4096 = cublas
-square k<=768 size<=8192 = cublas
-square k<=768 size<=16384 = cublas
-square k<=768 size<=32768 = cublas
-square k<=768 size>32768 = cublas
+square k<=768 size<=8192 = cublaslt_256x128_swizzled
+square k<=768 size<=16384 = cublaslt_256x128_swizzled
+square k<=768 size<=32768 = cublaslt_256x128_swizzled
+square k<=768 size>32768 = cublaslt_256x128_swizzled
 square k<=1024 size<=2048 = cublas
 square k<=1024 size<=4096 = cublas
-square k<=1024 size<=8192 = cublas
-square k<=1024 size<=16384 = cublas
-square k<=1024 size<=32768 = cublas
-square k<=1024 size>32768 = cublas
+square k<=1024 size<=8192 = cublaslt_256x128_swizzled
+square k<=1024 size<=16384 = cublaslt_256x128_swizzled
+square k<=1024 size<=32768 = cublaslt_256x128_swizzled
+square k<=1024 size>32768 = cublaslt_256x128_swizzled
 square k>1024 size<=2048 = cublas
 square k>1024 size<=4096 = cublas
-square k>1024 size<=8192 = cublas
-square k>1024 size<=16384 = cublas
-square k>1024 size<=32768 = cublas
-square k>1024 size>32768 = cublas
+square k>1024 size<=8192 = cublaslt_256x128_swizzled
+square k>1024 size<=16384 = cublaslt_256x128_swizzled
+square k>1024 size<=32768 = cublaslt_256x128_swizzled
+square k>1024 size>32768 = cublaslt_256x128_swizzled
 tall k<=64 size<=2048 = tall_skinny
 tall k<=64 size<=4096 = tall_skinny
 tall k<=64 size<=8192 = tall_skinny
@@ -83,34 +85,34 @@ tall k<=256 size<=32768 = sgemm_rm_128x128x16_8x8_s3
 tall k<=256 size>32768 = sgemm_rm_128x128x16_8x8_s3
 tall k<=384 size<=2048 = cublas
 tall k<=384 size<=4096 = cublas
-tall k<=384 size<=8192 = cublas
-tall k<=384 size<=16384 = cublas
-tall k<=384 size<=32768 = cublas
-tall k<=384 size>32768 = cublas
+tall k<=384 size<=8192 = cublaslt_256x128_swizzled
+tall k<=384 size<=16384 = cublaslt_256x128_swizzled
+tall k<=384 size<=32768 = cublaslt_256x128_swizzled
+tall k<=384 size>32768 = cublaslt_256x128_swizzled
 tall k<=512 size<=2048 = cublas
 tall k<=512 size<=4096 = cublas
-tall k<=512 size<=8192 = cublas
-tall k<=512 size<=16384 = cublas
-tall k<=512 size<=32768 = cublas
-tall k<=512 size>32768 = cublas
+tall k<=512 size<=8192 = cublaslt_256x128_swizzled
+tall k<=512 size<=16384 = cublaslt_256x128_swizzled
+tall k<=512 size<=32768 = cublaslt_256x128_swizzled
+tall k<=512 size>32768 = cublaslt_256x128_swizzled
 tall k<=768 size<=2048 = cublas
 tall k<=768 size<=4096 = cublas
-tall k<=768 size<=8192 = cublas
-tall k<=768 size<=16384 = cublas
-tall k<=768 size<=32768 = cublas
-tall k<=768 size>32768 = cublas
+tall k<=768 size<=8192 = cublaslt_256x128_swizzled
+tall k<=768 size<=16384 = cublaslt_256x128_swizzled
+tall k<=768 size<=32768 = cublaslt_256x128_swizzled
+tall k<=768 size>32768 = cublaslt_256x128_swizzled
 tall k<=1024 size<=2048 = cublas
 tall k<=1024 size<=4096 = cublas
-tall k<=1024 size<=8192 = cublas
-tall k<=1024 size<=16384 = cublas
-tall k<=1024 size<=32768 = cublas
-tall k<=1024 size>32768 = cublas
+tall k<=1024 size<=8192 = cublaslt_256x128_swizzled
+tall k<=1024 size<=16384 = cublaslt_256x128_swizzled
+tall k<=1024 size<=32768 = cublaslt_256x128_swizzled
+tall k<=1024 size>32768 = cublaslt_256x128_swizzled
 tall k>1024 size<=2048 = cublas
 tall k>1024 size<=4096 = cublas
-tall k>1024 size<=8192 = cublas
-tall k>1024 size<=16384 = cublas
-tall k>1024 size<=32768 = cublas
-tall k>1024 size>32768 = cublas
+tall k>1024 size<=8192 = cublaslt_256x128_swizzled
+tall k>1024 size<=16384 = cublaslt_256x128_swizzled
+tall k>1024 size<=32768 = cublaslt_256x128_swizzled
+tall k>1024 size>32768 = cublaslt_256x128_swizzled
 wide k<=64 size<=2048 = sgemm_rm_64x128x8_8x8_s3
 wide k<=64 size<=4096 = sgemm_rm_64x128x8_8x8_s3
 wide k<=64 size<=8192 = sgemm_rm_64x128x8_8x8_s3
@@ -131,34 +133,34 @@ wide k<=256 size<=32768 = sgemm_rm_128x128x16_8x8_s3
 wide k<=256 size>32768 = sgemm_rm_128x128x16_8x8_s3
 wide k<=384 size<=2048 = cublas
 wide k<=384 size<=4096 = cublas
-wide k<=384 size<=8192 = cublas
-wide k<=384 size<=16384 = cublas
-wide k<=384 size<=32768 = cublas
-wide k<=384 size>32768 = cublas
+wide k<=384 size<=8192 = cublaslt_256x128_swizzled
+wide k<=384 size<=16384 = cublaslt_256x128_swizzled
+wide k<=384 size<=32768 = cublaslt_256x128_swizzled
+wide k<=384 size>32768 = cublaslt_256x128_swizzled
 wide k<=512 size<=2048 = cublas
 wide k<=512 size<=4096 = cublas
-wide k<=512 size<=8192 = cublas
-wide k<=512 size<=16384 = cublas
-wide k<=512 size<=32768 = cublas
-wide k<=512 size>32768 = cublas
+wide k<=512 size<=8192 = cublaslt_256x128_swizzled
+wide k<=512 size<=16384 = cublaslt_256x128_swizzled
+wide k<=512 size<=32768 = cublaslt_256x128_swizzled
+wide k<=512 size>32768 = cublaslt_256x128_swizzled
 wide k<=768 size<=2048 = cublas
 wide k<=768 size<=4096 = cublas
-wide k<=768 size<=8192 = cublas
-wide k<=768 size<=16384 = cublas
-wide k<=768 size<=32768 = cublas
-wide k<=768 size>32768 = cublas
+wide k<=768 size<=8192 = cublaslt_256x128_swizzled
+wide k<=768 size<=16384 = cublaslt_256x128_swizzled
+wide k<=768 size<=32768 = cublaslt_256x128_swizzled
+wide k<=768 size>32768 = cublaslt_256x128_swizzled
 wide k<=1024 size<=2048 = cublas
 wide k<=1024 size<=4096 = cublas
-wide k<=1024 size<=8192 = cublas
-wide k<=1024 size<=16384 = cublas
-wide k<=1024 size<=32768 = cublas
-wide k<=1024 size>32768 = cublas
+wide k<=1024 size<=8192 = cublaslt_256x128_swizzled
+wide k<=1024 size<=16384 = cublaslt_256x128_swizzled
+wide k<=1024 size<=32768 = cublaslt_256x128_swizzled
+wide k<=1024 size>32768 = cublaslt_256x128_swizzled
 wide k>1024 size<=2048 = cublas
 wide k>1024 size<=4096 = cublas
-wide k>1024 size<=8192 = cublas
-wide k>1024 size<=16384 = cublas
-wide k>1024 size<=32768 = cublas
-wide k>1024 size>32768 = cublas
+wide k>1024 size<=8192 = cublaslt_256x128_swizzled
+wide k>1024 size<=16384 = cublaslt_256x128_swizzled
+wide k>1024 size<=32768 = cublaslt_256x128_swizzled
+wide k>1024 size>32768 = cublaslt_256x128_swizzled
 )";
 
 }  // namespace

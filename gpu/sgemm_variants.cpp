@@ -1,6 +1,7 @@
 #include "gpu/sgemm_variants.hpp"
 
 #include "gpu/sgemm_cublas.hpp"
+#include "gpu/sgemm_cublaslt.hpp"
 #include "gpu/tall_skinny.hpp"
 
 namespace tandem::gpu {
@@ -25,7 +26,8 @@ const std::vector<SgemmVariant>& sgemm_variants() {
         make_sgemm_rm_128x128x8_8x8_s3(),   make_sgemm_rm_128x128x16_8x8_s3(),
         make_sgemm_rm_64x128x8_8x8_s3(),    make_sgemm_rm_256x128x8_16x8_s3(),
         make_sgemm_rm_128x256x8_8x16_s3(),  make_sgemm_rm_128x128x8_8x8_s3_scalar(),
-        make_tall_skinny_variant(),         make_cublas_variant(),
+        make_tall_skinny_variant(),         make_cublaslt_variant(),
+        make_cublas_variant(),
     };
     return variants;
 }

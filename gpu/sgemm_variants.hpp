@@ -43,13 +43,16 @@ struct SgemmVariant {
 
 // Names of the variants with a special role.
 inline constexpr const char* kCublasVariant = "cublas";
+// cuBLASLt's swizzled SIMT kernel, cublasSgemm where it cannot run (sgemm_cublaslt.hpp).
+inline constexpr const char* kCublasLtVariant = "cublaslt_256x128_swizzled";
 inline constexpr const char* kTallSkinnyVariant = "tall_skinny";
 // Runs any shape with 16-byte aligned B and C: the fallback of the dispatcher.
 inline constexpr const char* kDefaultVariant = "sgemm_rm_128x128x8_8x8_s3";
 // Runs any shape at all (4-byte accesses only): the last resort.
 inline constexpr const char* kAnyAlignmentVariant = "sgemm_rm_128x128x8_8x8_s3_scalar";
 
-// Every variant: the sgemm_rm kernel configurations first, then tall_skinny, then cublas.
+// Every variant: the sgemm_rm kernel configurations first, then tall_skinny,
+// then cublaslt_256x128_swizzled and cublas.
 const std::vector<SgemmVariant>& sgemm_variants();
 
 // The variant called `name`, or nullptr.

@@ -22,7 +22,7 @@
 
 namespace tandem::test {
 
-// How leading dimensions and pointers of B and C are laid out in one case.
+// How leading dimensions and pointers of A, B and C are laid out in one case.
 //   aligned:        ld = width rounded up to 4, 16-byte aligned pointers;
 //   aligned_padded: ld = that + 4;
 //   tight:          ld = max(1, width) (aligned only if width % 4 == 0);

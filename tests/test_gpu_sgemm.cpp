@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "gpu/device_buffer.hpp"
+#include "gpu/sgemm_cublaslt.hpp"
 #include "gpu/sgemm_dispatch.hpp"
 #include "gpu/sgemm_variants.hpp"
 #include "gpu/tall_skinny.hpp"
@@ -130,6 +132,28 @@ TEST_F(SgemmGpuTest, DispatcherFallsBackWhereTheChoiceCannotRun) {
     table.set_variant(gpu::sgemm_bucket(wide_n.m, wide_n.n, wide_n.k), gpu::kCublasVariant);
     with_cublas_handle_ = false;
     EXPECT_EQ(check_dispatch(table, wide_n), gpu::kDefaultVariant);
+}
+
+// The cuBLASLt variant takes aligned products with its own configuration on
+// Hopper (the GPUs its configuration was chosen on) and hands the rest to
+// cublasSgemm (whose results the menu tests above check).
+TEST_F(SgemmGpuTest, CublasLtVariantTakesAlignedProductsOnHopper) {
+    int device = 0;
+    cudaDeviceProp properties{};
+    ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+    ASSERT_EQ(cudaGetDeviceProperties(&properties, device), cudaSuccess);
+    gpu::DeviceBuffer a(4 * 520 * 520, "A"), b(4 * 520 * 520, "B"), c(4 * 520 * 520, "C");
+    gpu::SgemmArgs args;
+    args.m = args.n = args.k = 512, args.alpha = -1.0f, args.beta = 1.0f;
+    args.a = a.floats(), args.b = b.floats(), args.c = c.floats();
+    args.lda = args.ldb = args.ldc = 512;
+    if (properties.major == 9) EXPECT_TRUE(gpu::cublaslt_takes(args));
+    gpu::SgemmArgs misaligned = args;
+    misaligned.c = c.floats() + 1;
+    EXPECT_FALSE(gpu::cublaslt_takes(misaligned));
+    gpu::SgemmArgs odd_leading = args;
+    odd_leading.lda = 513;
+    EXPECT_FALSE(gpu::cublaslt_takes(odd_leading));
 }
 
 TEST_F(SgemmGpuTest, BadArgumentsThrowBeforeAnyLaunch) {

@@ -89,7 +89,7 @@ std::string SgemmGpuTest::run_and_check(const SgemmCase& c, const std::string& v
     const std::string what = (table ? std::string("dispatch") : variant) + " " + describe(c) +
                              " seed=" + std::to_string(seed_);
     const int64_t misalign = c.layout == SgemmLayout::odd ? 1 : 0;
-    GuardedMatrix a(c.m, c.k, leading(c.k, SgemmLayout::tight), 0);
+    GuardedMatrix a(c.m, c.k, leading(c.k, c.layout), misalign);
     GuardedMatrix b(c.k, c.n, leading(c.n, c.layout), misalign);
     GuardedMatrix c0(c.m, c.n, leading(c.n, c.layout), misalign);
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
@@ -113,7 +113,7 @@ std::string SgemmGpuTest::run_and_check(const SgemmCase& c, const std::string& v
     expect_cuda(cudaDeviceSynchronize(), "the uploads");
     gpu::SgemmArgs args;
     args.m = c.m, args.n = c.n, args.k = c.k, args.alpha = c.alpha, args.beta = c.beta;
-    args.a = a_dev.floats() + kGuard, args.lda = a.ld;
+    args.a = a_dev.floats() + kGuard + a.offset, args.lda = a.ld;
     args.b = b_dev.floats() + kGuard + b.offset, args.ldb = b.ld;
     args.c = c_dev.floats() + kGuard + c0.offset, args.ldc = c0.ld;
 
