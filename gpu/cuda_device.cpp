@@ -64,6 +64,13 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
     }
 }
 
+std::string CudaDevice::fingerprint() const {
+    const char* gemm = gemm_policy_ == GemmKernel::cublas   ? "cublas"
+                       : gemm_policy_ == GemmKernel::tandem ? "tandem"
+                                                            : "auto";
+    return fingerprint_ + " gemm=" + gemm;
+}
+
 CudaDevice::~CudaDevice() {
     int previous = -1;
     if (cudaGetDevice(&previous) != cudaSuccess || previous == ordinal_ ||

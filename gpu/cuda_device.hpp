@@ -52,7 +52,9 @@ public:
     CudaDevice& operator=(const CudaDevice&) = delete;
 
     std::string name() const override { return name_; }
-    std::string fingerprint() const override { return fingerprint_; }
+    // The GPU, its driver and runtime, and the SGEMM policy of its updates
+    // (Options::gemm changes the measured update rate).
+    std::string fingerprint() const override;
     int64_t free_bytes() const override;
     using Device::allocate;
     void allocate(int64_t rows, int64_t local_cols, int max_panel_width,

@@ -344,11 +344,13 @@ namespace {
 // The GPU placement of a panel: cuSOLVER's getrf through the transposes must
 // give LAPACK's pivots (random panels have no ties) and factors within a few
 // ulps of LAPACK's, leave the other columns alone, and take_panel must make it
-// the workspace (checked through update_trailing).
+// the workspace (checked through update_trailing). Widths up to the planner's
+// 1024, and tall panels.
 TEST_F(GpuDevice, FactorPanelMatchesLapackAndBecomesTheWorkspace) {
     SCOPED_TRACE(seed_note());
     for (auto [rows, width, c0] : {std::tuple<int64_t, int, int64_t>{300, 37, 5},
-                                   {1000, 128, 0}, {64, 64, 3}, {1, 1, 0}}) {
+                                   {1000, 128, 0}, {64, 64, 3}, {1, 1, 0}, {2049, 130, 2},
+                                   {1500, 1024, 0}, {20000, 40, 0}}) {
         SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width));
         const int64_t r0 = 7, cols = c0 + width + 9;
         device_->allocate(r0 + rows, cols, width);
@@ -454,20 +456,32 @@ TEST_F(GpuDevice, FactorPanelTakesTheLastSquareBeyondTheWorkspaceWidth) {
     device_->host_free(pinned);
 }
 
-TEST_F(GpuDevice, FactorPanelReportsZeroPivotsLikeLapack) {
-    const int64_t rows = 50;
-    const int width = 20;
-    device_->allocate(rows, width, width);
-    Vec a = random(rows * width);
-    std::fill(a.begin() + 6 * rows, a.begin() + 7 * rows, 0.0f);  // column 6 is zero
-    device_->upload(Queue::compute, a.data(), rows, 0, 0, rows, width);
-    device_->synchronize();
-    float* pinned = device_->host_alloc(width + 1);
-    int* pivots = reinterpret_cast<int*>(pinned);
-    device_->factor_panel(Queue::transfer, 0, 0, rows, width, pivots);
-    device_->synchronize();
-    EXPECT_EQ(pivots[width], 7);
-    device_->host_free(pinned);
+// Zero pivots (info is the first, the factorization goes on) and ties (the
+// first row wins, as LAPACK's isamax).
+TEST_F(GpuDevice, FactorPanelReportsZeroPivotsAndBreaksTiesLikeLapack) {
+    SCOPED_TRACE(seed_note());
+    for (auto [rows, width, zero_column] : {std::tuple<int64_t, int, int>{50, 20, 6}, {300, 130, 70}}) {
+        SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width));
+        device_->allocate(rows, width, width);
+        Vec a = random(rows * width);
+        std::fill(a.begin() + zero_column * rows, a.begin() + (zero_column + 1) * rows, 0.0f);
+        // Column 0: equal magnitudes, so every row ties for the first pivot.
+        for (int64_t i = 0; i < rows; ++i) a[i] = i % 3 == 1 ? -0.5f : 0.5f;
+        device_->upload(Queue::compute, a.data(), rows, 0, 0, rows, width);
+        device_->synchronize();
+        float* pinned = device_->host_alloc(width + 1);
+        int* pivots = reinterpret_cast<int*>(pinned);
+        device_->factor_panel(Queue::transfer, 0, 0, rows, width, pivots);
+        device_->synchronize();
+        std::vector<int> lapack_ipiv(width);
+        Vec lapack = a;
+        EXPECT_EQ(LAPACKE_sgetrf(LAPACK_COL_MAJOR, rows, width, lapack.data(), rows, lapack_ipiv.data()),
+                  zero_column + 1);
+        EXPECT_EQ(pivots[width], zero_column + 1);
+        EXPECT_EQ(pivots[0], 1);
+        EXPECT_EQ(std::vector<int>(pivots, pivots + width), lapack_ipiv);
+        device_->host_free(pinned);
+    }
 }
 
 }  // namespace
