@@ -31,7 +31,7 @@ struct GemmOptions {
     int repeats = 5;
     std::vector<std::string> variants;  // empty: all
     std::string csv_path;
-    std::string cache_dir;  // set to ~/.cache/tandem before parsing (CUDA builds)
+    std::string cache_dir;  // set to the library's default before parsing (CUDA builds)
     bool tune = false;
     long long tune_max_size = 0;  // 0: no limit
     bool help = false;
@@ -277,7 +277,7 @@ void print_gemm_usage(std::ostream& os) {
           "                         [--csv FILE] [--cache-dir DIR] [--tune [--tune-max-size N]]\n"
           "  tandem's SGEMM variants and dispatcher vs cuBLAS (C -= A B, row-major), or with\n"
           "  --tune the SGEMM autotuner (table printed and stored in the cache directory,\n"
-          "  default ~/.cache/tandem).\n";
+          "  default $XDG_CACHE_HOME/tandem or ~/.cache/tandem, where the library looks).\n";
 }
 
 int run_gemm_mode(const std::vector<std::string>& args, const std::string& command_line) {

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <exception>
 
+#include "src/backend.hpp"
 #include "src/cache_file.hpp"
 
 namespace tandem::gpu {
@@ -19,10 +20,7 @@ std::string header(const SgemmDeviceKey& key) {
 
 }  // namespace
 
-std::string default_sgemm_cache_dir() {
-    const char* home = std::getenv("HOME");
-    return home && *home ? std::string(home) + "/.cache/tandem" : std::string();
-}
+std::string default_sgemm_cache_dir() { return detail::resolve_cache_dir(""); }
 
 std::string sgemm_cache_path(const std::string& cache_dir, const SgemmDeviceKey& key) {
     return cache_dir + "/sgemm-" + detail::file_name_safe(key.gpu_name) + "-" +

@@ -29,7 +29,8 @@ struct SgemmDeviceKey {
     }
 };
 
-// $HOME/.cache/tandem, or "" when HOME is not set (then nothing is cached).
+// Where the library looks when Options::cache_dir is empty: $XDG_CACHE_HOME/tandem,
+// else $HOME/.cache/tandem, else "" (then nothing is cached).
 std::string default_sgemm_cache_dir();
 
 // <cache_dir>/sgemm-<gpu name with [^A-Za-z0-9] as '_'>-<sms>sm-cuda<version>.txt
