@@ -7,6 +7,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_device.hpp"
 #include "gpu/kernel_image.hpp"
+#include "gpu/sgemm_cublaslt.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::gpu {
@@ -124,5 +125,7 @@ void set_gemm_policy(Device& cuda_device, GemmKernel kernel, const std::string& 
                                                " is not a CUDA device");
     device->set_gemm_policy(kernel, cache_dir);
 }
+
+void release_shared_handles() { release_cublaslt_handles(); }
 
 }  // namespace tandem::gpu

@@ -45,6 +45,10 @@ std::unique_ptr<Device> make_cuda_device(int ordinal);
 // where its tuning table is cached.
 void set_gemm_policy(Device& cuda_device, GemmKernel kernel, const std::string& cache_dir);
 
+// Frees the library handles kept beside the devices, one per GPU (cuBLASLt's,
+// for the SGEMM menu); tandem::release_resources calls it with the devices gone.
+void release_shared_handles();
+
 }  // namespace tandem::gpu
 
 #endif

@@ -26,16 +26,26 @@ const SgemmVariant& cublas_fallback() {
 }
 
 // One cuBLASLt handle per device (a handle is tied to the device current at
-// its creation), made at first use and kept for the life of the process.
+// its creation), made at first use and kept until release_cublaslt_handles.
+struct LtHandles {
+    std::mutex mutex;
+    std::vector<cublasLtHandle_t> by_device;
+};
+
+LtHandles& lt_handles() {
+    static LtHandles* handles = new LtHandles;  // never destroyed at exit, as the GPU pool
+    return *handles;
+}
+
 cublasLtHandle_t handle_for_current_device() {
-    static std::mutex mutex;
-    static std::vector<cublasLtHandle_t> handles;
     int device = 0;
     TANDEM_CUDA_CHECK(cudaGetDevice(&device));
-    std::lock_guard<std::mutex> lock(mutex);
-    if (handles.size() <= size_t(device)) handles.resize(size_t(device) + 1, nullptr);
-    if (!handles[size_t(device)]) TANDEM_CUBLAS_CHECK(cublasLtCreate(&handles[size_t(device)]));
-    return handles[size_t(device)];
+    LtHandles& handles = lt_handles();
+    std::lock_guard<std::mutex> lock(handles.mutex);
+    if (handles.by_device.size() <= size_t(device)) handles.by_device.resize(size_t(device) + 1, nullptr);
+    cublasLtHandle_t& handle = handles.by_device[size_t(device)];
+    if (!handle) TANDEM_CUBLAS_CHECK(cublasLtCreate(&handle));
+    return handle;
 }
 
 bool aligned16(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
@@ -93,6 +103,13 @@ void run_cublaslt(const SgemmArgs& args, const SgemmStream& where) {
 }
 
 }  // namespace
+
+void release_cublaslt_handles() {
+    LtHandles& handles = lt_handles();
+    std::lock_guard<std::mutex> lock(handles.mutex);
+    for (cublasLtHandle_t& handle : handles.by_device)
+        if (handle) cublasLtDestroy(handle), handle = nullptr;  // nothing to do if it fails
+}
 
 bool cublaslt_takes(const SgemmArgs& args) {
     LtProduct product;

@@ -22,6 +22,10 @@ SgemmVariant make_cublaslt_variant();
 // device (rather than through cublasSgemm).
 bool cublaslt_takes(const SgemmArgs& args);
 
+// Destroys the cuBLASLt handles made so far (tandem::release_resources); the
+// next product makes them again. No product may be running.
+void release_cublaslt_handles();
+
 }  // namespace tandem::gpu
 
 #endif  // TANDEM_GPU_SGEMM_CUBLASLT_HPP

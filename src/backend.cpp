@@ -208,6 +208,9 @@ void release_resources() {
     detail::GpuPool& pool = detail::gpu_pool();
     std::lock_guard<std::mutex> lock(pool.mutex);
     pool.devices.clear();
+#ifdef TANDEM_HAVE_CUDA
+    gpu::release_shared_handles();
+#endif
     detail::forget_machine_models();
 }
 

@@ -137,7 +137,7 @@ TEST_F(SgemmGpuTest, DispatcherFallsBackWhereTheChoiceCannotRun) {
 // The cuBLASLt variant takes aligned products with its own configuration on
 // Hopper (the GPUs its configuration was chosen on) and hands the rest to
 // cublasSgemm (whose results the menu tests above check).
-TEST_F(SgemmGpuTest, CublasLtVariantTakesAlignedProductsOnHopper) {
+TEST_F(SgemmGpuTest, CublasLtVariantTakesAlignedProductsOnHopperAndSurvivesARelease) {
     int device = 0;
     cudaDeviceProp properties{};
     ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
@@ -154,6 +154,12 @@ TEST_F(SgemmGpuTest, CublasLtVariantTakesAlignedProductsOnHopper) {
     gpu::SgemmArgs odd_leading = args;
     odd_leading.lda = 513;
     EXPECT_FALSE(gpu::cublaslt_takes(odd_leading));
+    // Its handles, released (tandem::release_resources), are made again by the next product.
+    const SgemmCase product{300, 260, 64, -1.0f, 1.0f, SgemmLayout::aligned, false};
+    EXPECT_TRUE(check(gpu::kCublasLtVariant, product));
+    gpu::release_cublaslt_handles();
+    EXPECT_TRUE(check(gpu::kCublasLtVariant, product));
+    if (properties.major == 9) EXPECT_TRUE(gpu::cublaslt_takes(args));
 }
 
 TEST_F(SgemmGpuTest, BadArgumentsThrowBeforeAnyLaunch) {
