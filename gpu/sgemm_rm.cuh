@@ -77,6 +77,9 @@ __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) sgemm_rm_kernel
     const unsigned b_bytes = 4u * unsigned(max(0, min(p.n - b_col, Cfg::vec)));
     float* const b_dst = b_tiles + b_k * Cfg::bn + b_vector * Cfg::vec;
 
+    // Tiles wholly inside A, B and C (all but the edges of large products) copy
+    // without the per-copy bounds checks: fewer instructions in the k loop.
+    const bool interior = row0 + Cfg::bm <= p.m && col0 + Cfg::bn <= p.n;
     auto load_tile = [&](int k_tile, int stage) {
         const int k0 = k_tile * Cfg::bk;
         // Recomputed per step on purpose: hoisting one 64-bit pointer per copy out
@@ -84,6 +87,27 @@ __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) sgemm_rm_kernel
         const float* const a_row_src = async::opaque(a_src);
         const int64_t a_step = async::opaque(a_pass_stride);
         const int64_t ldb = async::opaque(p.ldb);
+        if (interior && k0 + Cfg::bk <= p.k) {
+            const float* const a_k0 = a_row_src + k0;
+#pragma unroll
+            for (int g = 0; g < Cfg::a_k_groups; ++g)
+#pragma unroll
+                for (int pass = 0; pass < Cfg::a_row_passes; ++pass)
+                    async::copy4(a_dst + stage * Cfg::a_stage_floats + 8 * g * Cfg::a_stride +
+                                     pass * Cfg::a_rows_per_pass,
+                                 a_k0 + pass * a_step + 8 * g, 4u);
+            const float* const b_k0 = p.b + int64_t(k0 + b_k) * ldb + b_col;
+#pragma unroll
+            for (int pass = 0; pass < Cfg::b_row_passes; ++pass) {
+                const float* src = b_k0 + pass * Cfg::b_rows_per_pass * ldb;
+                float* dst = b_dst + stage * Cfg::b_stage_floats + pass * Cfg::b_rows_per_pass * Cfg::bn;
+                if constexpr (Cfg::vec == 4)
+                    async::copy16(dst, src, 16u);
+                else
+                    async::copy4(dst, src, 4u);
+            }
+            return;
+        }
 #pragma unroll
         for (int g = 0; g < Cfg::a_k_groups; ++g) {
             const bool k_inside = k0 + 8 * g + a_k < p.k;
