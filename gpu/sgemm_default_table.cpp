@@ -4,7 +4,9 @@
 //
 // Provenance: the winners of `tandem-bench gemm` on an NVIDIA H200 (2026-11-22,
 // docs/PERFORMANCE.md). k <= 256: ours (1.05-1.57x cuBLAS at m, n = 16K and
-// 32K, applied to every size of the same k). From k = 384 on: cuBLASLt's
+// 32K, applied to every size of the same k); on squares and the inv(L11)
+// product at k <= 128 the 64 x 128 tile at BK = 16 (1.19-1.34x cuBLAS from 4032
+// to 32704, 1.46x on 64 x 32704 x 64). From k = 384 on: cuBLASLt's
 // swizzled kernel where the larger side is above 4096 (1.02-1.08x cublasSgemm
 // from 7168 to 32768, squares up to 16384^3 included), cublasSgemm at 4096 and
 // below (the swizzled kernel 0.82-0.99x there). `tandem-bench --tune`
@@ -17,18 +19,18 @@ namespace tandem::gpu {
 namespace {
 
 const char* const kSm90Table = R"(
-square k<=64 size<=2048 = sgemm_rm_64x128x8_8x8_s3
-square k<=64 size<=4096 = sgemm_rm_64x128x8_8x8_s3
-square k<=64 size<=8192 = sgemm_rm_64x128x8_8x8_s3
-square k<=64 size<=16384 = sgemm_rm_64x128x8_8x8_s3
-square k<=64 size<=32768 = sgemm_rm_64x128x8_8x8_s3
-square k<=64 size>32768 = sgemm_rm_64x128x8_8x8_s3
-square k<=128 size<=2048 = sgemm_rm_128x128x16_8x8_s3
-square k<=128 size<=4096 = sgemm_rm_128x128x16_8x8_s3
-square k<=128 size<=8192 = sgemm_rm_128x128x16_8x8_s3
-square k<=128 size<=16384 = sgemm_rm_128x128x16_8x8_s3
-square k<=128 size<=32768 = sgemm_rm_128x128x16_8x8_s3
-square k<=128 size>32768 = sgemm_rm_128x128x16_8x8_s3
+square k<=64 size<=2048 = sgemm_rm_64x128x16_8x8_s3
+square k<=64 size<=4096 = sgemm_rm_64x128x16_8x8_s3
+square k<=64 size<=8192 = sgemm_rm_64x128x16_8x8_s3
+square k<=64 size<=16384 = sgemm_rm_64x128x16_8x8_s3
+square k<=64 size<=32768 = sgemm_rm_64x128x16_8x8_s3
+square k<=64 size>32768 = sgemm_rm_64x128x16_8x8_s3
+square k<=128 size<=2048 = sgemm_rm_64x128x16_8x8_s3
+square k<=128 size<=4096 = sgemm_rm_64x128x16_8x8_s3
+square k<=128 size<=8192 = sgemm_rm_64x128x16_8x8_s3
+square k<=128 size<=16384 = sgemm_rm_64x128x16_8x8_s3
+square k<=128 size<=32768 = sgemm_rm_64x128x16_8x8_s3
+square k<=128 size>32768 = sgemm_rm_64x128x16_8x8_s3
 square k<=256 size<=2048 = sgemm_rm_128x128x16_8x8_s3
 square k<=256 size<=4096 = sgemm_rm_128x128x16_8x8_s3
 square k<=256 size<=8192 = sgemm_rm_128x128x16_8x8_s3
@@ -113,12 +115,12 @@ tall k>1024 size<=8192 = cublaslt_256x128_swizzled
 tall k>1024 size<=16384 = cublaslt_256x128_swizzled
 tall k>1024 size<=32768 = cublaslt_256x128_swizzled
 tall k>1024 size>32768 = cublaslt_256x128_swizzled
-wide k<=64 size<=2048 = sgemm_rm_64x128x8_8x8_s3
-wide k<=64 size<=4096 = sgemm_rm_64x128x8_8x8_s3
-wide k<=64 size<=8192 = sgemm_rm_64x128x8_8x8_s3
-wide k<=64 size<=16384 = sgemm_rm_64x128x8_8x8_s3
-wide k<=64 size<=32768 = sgemm_rm_64x128x8_8x8_s3
-wide k<=64 size>32768 = sgemm_rm_64x128x8_8x8_s3
+wide k<=64 size<=2048 = sgemm_rm_64x128x16_8x8_s3
+wide k<=64 size<=4096 = sgemm_rm_64x128x16_8x8_s3
+wide k<=64 size<=8192 = sgemm_rm_64x128x16_8x8_s3
+wide k<=64 size<=16384 = sgemm_rm_64x128x16_8x8_s3
+wide k<=64 size<=32768 = sgemm_rm_64x128x16_8x8_s3
+wide k<=64 size>32768 = sgemm_rm_64x128x16_8x8_s3
 wide k<=128 size<=2048 = sgemm_rm_128x128x16_8x8_s3
 wide k<=128 size<=4096 = sgemm_rm_128x128x16_8x8_s3
 wide k<=128 size<=8192 = sgemm_rm_128x128x16_8x8_s3

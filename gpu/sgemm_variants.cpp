@@ -10,6 +10,7 @@ namespace tandem::gpu {
 SgemmVariant make_sgemm_rm_128x128x8_8x8_s3();
 SgemmVariant make_sgemm_rm_128x128x16_8x8_s3();
 SgemmVariant make_sgemm_rm_64x128x8_8x8_s3();
+SgemmVariant make_sgemm_rm_64x128x16_8x8_s3();
 SgemmVariant make_sgemm_rm_256x128x8_16x8_s3();
 SgemmVariant make_sgemm_rm_128x256x8_8x16_s3();
 SgemmVariant make_sgemm_rm_128x128x8_8x8_s3_scalar();
@@ -24,7 +25,8 @@ std::string sgemm_rm_variant_name(const SgemmTileShape& s) {
 const std::vector<SgemmVariant>& sgemm_variants() {
     static const std::vector<SgemmVariant> variants = {
         make_sgemm_rm_128x128x8_8x8_s3(),   make_sgemm_rm_128x128x16_8x8_s3(),
-        make_sgemm_rm_64x128x8_8x8_s3(),    make_sgemm_rm_256x128x8_16x8_s3(),
+        make_sgemm_rm_64x128x8_8x8_s3(),    make_sgemm_rm_64x128x16_8x8_s3(),
+        make_sgemm_rm_256x128x8_16x8_s3(),
         make_sgemm_rm_128x256x8_8x16_s3(),  make_sgemm_rm_128x128x8_8x8_s3_scalar(),
         make_tall_skinny_variant(),         make_cublaslt_variant(),
         make_cublas_variant(),

@@ -46,8 +46,9 @@ inline constexpr const char* kCublasVariant = "cublas";
 // cuBLASLt's swizzled SIMT kernel, cublasSgemm where it cannot run (sgemm_cublaslt.hpp).
 inline constexpr const char* kCublasLtVariant = "cublaslt_256x128_swizzled";
 inline constexpr const char* kTallSkinnyVariant = "tall_skinny";
-// Runs any shape with 16-byte aligned B and C: the fallback of the dispatcher.
-inline constexpr const char* kDefaultVariant = "sgemm_rm_128x128x8_8x8_s3";
+// Runs any shape with 16-byte aligned B and C: the fallback of the dispatcher,
+// and `Options::gemm = tandem`'s kernel where cuBLAS(Lt) won (our fastest at k >= 384).
+inline constexpr const char* kDefaultVariant = "sgemm_rm_128x128x16_8x8_s3";
 // Runs any shape at all (4-byte accesses only): the last resort.
 inline constexpr const char* kAnyAlignmentVariant = "sgemm_rm_128x128x8_8x8_s3_scalar";
 
