@@ -3,6 +3,7 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <mutex>
 #include <vector>
 
@@ -107,8 +108,10 @@ void run_cublaslt(const SgemmArgs& args, const SgemmStream& where) {
 void release_cublaslt_handles() {
     LtHandles& handles = lt_handles();
     std::lock_guard<std::mutex> lock(handles.mutex);
-    for (cublasLtHandle_t& handle : handles.by_device)
-        if (handle) cublasLtDestroy(handle), handle = nullptr;  // nothing to do if it fails
+    for (cublasLtHandle_t& handle : handles.by_device) {
+        if (handle) cublasLtDestroy(handle);  // a failure leaves nothing to undo
+        handle = nullptr;
+    }
 }
 
 bool cublaslt_takes(const SgemmArgs& args) {
