@@ -9,6 +9,7 @@
 //     panel's stream at high priority, as in tandem), the panel timed by its
 //     own events and the pair by the host.
 // Medians of 7; the panel is restored from a pristine copy before each run.
+// Also: the update split into 2 and 4 products along k, beside the direct getrf.
 //
 // Build:
 //   nvcc -O3 -std=c++17 -arch=sm_90 tools/probes/panel_graph.cu -o build/panel_graph -lcusolver -lcublas
@@ -83,6 +84,7 @@ void probe(int m, int w, cusolverDnHandle_t solver, cublasHandle_t blas, cudaStr
     cudaEvent_t start, stop;
     CHECK(cudaEventCreate(&start));
     CHECK(cudaEventCreate(&stop));
+    int update_chunks = 1;
     auto run = [&](bool as_graph, bool beside_gemm) {
         std::vector<double> panel_ms, pair_ms;
         for (int r = 0; r < kRepeats + 1; ++r) {
@@ -91,8 +93,11 @@ void probe(int m, int w, cusolverDnHandle_t solver, cublasHandle_t blas, cudaStr
             CHECK(cudaDeviceSynchronize());
             const auto t0 = std::chrono::steady_clock::now();
             if (beside_gemm)
-                CHECK_STATUS(cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, m, m, w, &minus_one, ga, m, gb, w,
-                                         &one, gc, m));
+                for (int c = 0; c < update_chunks; ++c) {
+                    const int kc = w / update_chunks;
+                    CHECK_STATUS(cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, m, m, kc, &minus_one,
+                                             ga + size_t(c) * kc * m, m, gb + size_t(c) * kc, w, &one, gc, m));
+                }
             CHECK(cudaEventRecord(start, panel_stream));
             if (as_graph)
                 CHECK(cudaGraphLaunch(graph_exec, panel_stream));
@@ -109,10 +114,20 @@ void probe(int m, int w, cusolverDnHandle_t solver, cublasHandle_t blas, cudaStr
     };
     const Timing direct = run(false, false), graphed = run(true, false);
     const Timing direct_beside = run(false, true), graphed_beside = run(true, true);
+    // The update issued as `chunks` products of k = w / chunks each: its blocks
+    // run chunks times shorter, so the panel's kernels wait less for SMs.
+    std::vector<Timing> split;
+    for (int chunks : {2, 4}) {
+        update_chunks = chunks;
+        split.push_back(run(false, true));
+    }
+    update_chunks = 1;
     std::printf("%d x %d (%zu graph nodes): alone %.3f ms direct, %.3f ms graph | beside a %d x %d x %d SGEMM: "
                 "panel %.3f / %.3f ms, pair %.3f / %.3f ms (direct / graph)\n",
                 m, w, nodes, direct.panel_ms, graphed.panel_ms, m, m, w, direct_beside.panel_ms,
                 graphed_beside.panel_ms, direct_beside.pair_ms, graphed_beside.pair_ms);
+    std::printf("  the update in 2 / 4 products of k = %d / %d: panel %.3f / %.3f ms, pair %.3f / %.3f ms\n", w / 2,
+                w / 4, split[0].panel_ms, split[1].panel_ms, split[0].pair_ms, split[1].pair_ms);
     std::fflush(stdout);
     CHECK(cudaGraphExecDestroy(graph_exec));
     CHECK(cudaGraphDestroy(graph));
