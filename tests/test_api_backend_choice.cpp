@@ -14,29 +14,10 @@
 namespace tandem::test {
 namespace {
 
-// Sets TANDEM_BACKEND for one scope and restores what was there.
-class ScopedBackendVariable {
+// Sets TANDEM_BACKEND (nullptr: unsets it) for one scope.
+class ScopedBackendVariable : public ScopedEnvironmentVariable {
 public:
-    explicit ScopedBackendVariable(const char* value) {
-        if (const char* old = std::getenv("TANDEM_BACKEND")) {
-            saved_ = old;
-            had_ = true;
-        }
-        if (value)
-            setenv("TANDEM_BACKEND", value, 1);
-        else
-            unsetenv("TANDEM_BACKEND");
-    }
-    ~ScopedBackendVariable() {
-        if (had_)
-            setenv("TANDEM_BACKEND", saved_.c_str(), 1);
-        else
-            unsetenv("TANDEM_BACKEND");
-    }
-
-private:
-    std::string saved_;
-    bool had_ = false;
+    explicit ScopedBackendVariable(const char* value) : ScopedEnvironmentVariable("TANDEM_BACKEND", value) {}
 };
 
 // Runs `call`, expecting tandem::Error(TANDEM_ERROR_BACKEND_UNAVAILABLE) whose

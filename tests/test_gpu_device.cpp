@@ -310,6 +310,24 @@ TEST_F(GpuDevice, AllocateReportsOutOfMemoryAndStaysUsable) {
     EXPECT_EQ(first_bit_difference(read_storage(40, 30), a), -1);
 }
 
+// The performance model is cached per fingerprint, and the update rate it
+// measures depends on the SGEMM policy: each policy gets its own model.
+TEST_F(GpuDevice, FingerprintNamesTheSgemmPolicy) {
+    const std::string cache = "";  // the shipped table; nothing is read
+    gpu::set_gemm_policy(*device_, GemmKernel::cublas, cache);
+    const std::string cublas = device_->fingerprint();
+    gpu::set_gemm_policy(*device_, GemmKernel::automatic, cache);
+    const std::string automatic = device_->fingerprint();
+    gpu::set_gemm_policy(*device_, GemmKernel::tandem, cache);
+    const std::string ours = device_->fingerprint();
+    EXPECT_NE(cublas, automatic);
+    EXPECT_NE(automatic, ours);
+    EXPECT_NE(cublas, ours);
+    auto gpu_part = [](const std::string& f) { return f.substr(0, f.find(" gemm=")); };
+    EXPECT_EQ(gpu_part(cublas), gpu_part(automatic));  // the same GPU, driver and runtime
+    EXPECT_EQ(gpu::make_cuda_device(0)->fingerprint(), cublas);  // a new device starts on cuBLAS
+}
+
 TEST_F(GpuDevice, KeepsTheCallersCurrentDevice) {
     const int count = gpu::device_count();
     // With two GPUs, make the other one current: every call must put it back.

@@ -29,8 +29,8 @@ TEST(SgemmMenu, NamesAreProceduralAndUnique) {
         EXPECT_EQ(std::count(names.begin(), names.end(), variant.name), 0) << variant.name;
         names.push_back(variant.name);
     }
-    for (const char* special : {gpu::kCublasVariant, gpu::kTallSkinnyVariant, gpu::kDefaultVariant,
-                                gpu::kAnyAlignmentVariant})
+    for (const char* special : {gpu::kCublasVariant, gpu::kCublasLtVariant, gpu::kTallSkinnyVariant,
+                                gpu::kDefaultVariant, gpu::kAnyAlignmentVariant})
         EXPECT_NE(gpu::find_sgemm_variant(special), nullptr) << special;
     EXPECT_EQ(gpu::find_sgemm_variant(gpu::kAnyAlignmentVariant)->shape.vector_loads, false);
 }
@@ -112,6 +112,19 @@ TEST_F(SgemmCacheFile, MissingCorruptOrForeignFilesGiveNothing) {
     ASSERT_TRUE(gpu::save_sgemm_tuning(path, older_cuda, defaults_, error)) << error;
     EXPECT_FALSE(gpu::load_sgemm_tuning(path, key_, defaults_, why).has_value()) << "other CUDA";
     EXPECT_NE(gpu::sgemm_cache_path(dir_.string(), key_), gpu::sgemm_cache_path(dir_.string(), other));
+}
+
+// `tandem-bench --tune` stores its table where the library looks for it.
+TEST(SgemmCacheDirectory, IsTheLibrarysCacheDirectory) {
+    {
+        ScopedEnvironmentVariable xdg("XDG_CACHE_HOME", "/tmp/tandem-xdg-test");
+        EXPECT_EQ(gpu::default_sgemm_cache_dir(), "/tmp/tandem-xdg-test/tandem");
+    }
+    ScopedEnvironmentVariable no_xdg("XDG_CACHE_HOME", nullptr);
+    ScopedEnvironmentVariable home("HOME", "/tmp/tandem-home-test");
+    EXPECT_EQ(gpu::default_sgemm_cache_dir(), "/tmp/tandem-home-test/.cache/tandem");
+    ScopedEnvironmentVariable no_home("HOME", nullptr);
+    EXPECT_EQ(gpu::default_sgemm_cache_dir(), "");
 }
 
 TEST_F(SgemmCacheFile, UnwritableDirectoryIsAnErrorNotACrash) {

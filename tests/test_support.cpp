@@ -296,4 +296,22 @@ int64_t first_bit_difference(const std::vector<float>& x, const std::vector<floa
     return -1;
 }
 
+ScopedEnvironmentVariable::ScopedEnvironmentVariable(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) {
+        saved_ = old;
+        had_ = true;
+    }
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+}
+
+ScopedEnvironmentVariable::~ScopedEnvironmentVariable() {
+    if (had_)
+        setenv(name_.c_str(), saved_.c_str(), 1);
+    else
+        unsetenv(name_.c_str());
+}
+
 }  // namespace tandem::test

@@ -80,6 +80,20 @@ int64_t padding_changes(int64_t inner, int64_t outer, int64_t ld, const float* a
 // must have the same size), or -1 when they are identical bit for bit.
 int64_t first_bit_difference(const std::vector<float>& x, const std::vector<float>& y);
 
+// Sets (value) or unsets (nullptr) an environment variable for one scope and
+// restores what was there.
+class ScopedEnvironmentVariable {
+public:
+    ScopedEnvironmentVariable(const char* name, const char* value);
+    ~ScopedEnvironmentVariable();
+    ScopedEnvironmentVariable(const ScopedEnvironmentVariable&) = delete;
+    ScopedEnvironmentVariable& operator=(const ScopedEnvironmentVariable&) = delete;
+
+private:
+    std::string name_, saved_;
+    bool had_ = false;
+};
+
 }  // namespace tandem::test
 
 #endif  // TANDEM_TESTS_TEST_SUPPORT_HPP
