@@ -47,7 +47,9 @@ inline constexpr const char* kCublasVariant = "cublas";
 inline constexpr const char* kCublasLtVariant = "cublaslt_256x128_swizzled";
 inline constexpr const char* kTallSkinnyVariant = "tall_skinny";
 // Runs any shape with 16-byte aligned B and C: the fallback of the dispatcher,
-// and `Options::gemm = tandem`'s kernel where cuBLAS(Lt) won (our fastest at k >= 384).
+// and `Options::gemm = tandem`'s kernel where cuBLAS(Lt) won (about cuBLAS's
+// speed at k = 512; sgemm_rm_64x128x16_8x8_s3 is as fast or a little faster at
+// large k but has not been measured in the LU there).
 inline constexpr const char* kDefaultVariant = "sgemm_rm_128x128x16_8x8_s3";
 // Runs any shape at all (4-byte accesses only): the last resort.
 inline constexpr const char* kAnyAlignmentVariant = "sgemm_rm_128x128x8_8x8_s3_scalar";
