@@ -46,6 +46,10 @@ bool sgemm_vector_aligned(const SgemmArgs& args) {
     return aligned16(args.b) && args.ldb % 4 == 0 && aligned16(args.c) && args.ldc % 4 == 0;
 }
 
+bool sgemm_all_vector_aligned(const SgemmArgs& args) {
+    return sgemm_vector_aligned(args) && aligned16(args.a) && args.lda % 4 == 0;
+}
+
 double sgemm_flops(const SgemmArgs& args) {
     return 2.0 * static_cast<double>(args.m) * static_cast<double>(args.n) *
            static_cast<double>(args.k);

@@ -59,6 +59,8 @@ void check_sgemm_args(const SgemmArgs& args);
 // Whether B and C allow 16-byte vector access: both pointers 16-byte aligned
 // and ldb, ldc multiples of 4 (A is always read 4 bytes at a time).
 bool sgemm_vector_aligned(const SgemmArgs& args);
+// The same for A, B and C (what cuBLASLt's vector kernels need).
+bool sgemm_all_vector_aligned(const SgemmArgs& args);
 
 // Useful flops of the product, 2 m n k.
 double sgemm_flops(const SgemmArgs& args);

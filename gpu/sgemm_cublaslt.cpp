@@ -49,8 +49,6 @@ cublasLtHandle_t handle_for_current_device() {
     return handle;
 }
 
-bool aligned16(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
-
 // The descriptors of one product, destroyed with it.
 struct LtProduct {
     cublasLtMatmulDesc_t op = nullptr;
@@ -68,9 +66,7 @@ struct LtProduct {
 // row-major C = A B is the column-major C^T = B^T A^T on the same memory, so B
 // comes first.
 bool configure(const SgemmArgs& args, cublasLtHandle_t lt, LtProduct& product, cublasLtMatmulAlgo_t& algo) {
-    const bool aligned = aligned16(args.a) && aligned16(args.b) && aligned16(args.c) &&
-                         args.lda % 4 == 0 && args.ldb % 4 == 0 && args.ldc % 4 == 0;
-    if (!aligned) return false;
+    if (!sgemm_all_vector_aligned(args)) return false;
     TANDEM_CUBLAS_CHECK(cublasLtMatmulDescCreate(&product.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     TANDEM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&product.b, CUDA_R_32F, uint64_t(args.n),
                                                    uint64_t(args.k), args.ldb));

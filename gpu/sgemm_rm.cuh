@@ -77,6 +77,20 @@ __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) sgemm_rm_kernel
     const unsigned b_bytes = 4u * unsigned(max(0, min(p.n - b_col, Cfg::vec)));
     float* const b_dst = b_tiles + b_k * Cfg::bn + b_vector * Cfg::vec;
 
+    // Where copy (g, pass) of A and copy pass of B land in a stage.
+    auto a_slot = [&](int stage, int g, int pass) {
+        return a_dst + stage * Cfg::a_stage_floats + 8 * g * Cfg::a_stride + pass * Cfg::a_rows_per_pass;
+    };
+    auto b_slot = [&](int stage, int pass) {
+        return b_dst + stage * Cfg::b_stage_floats + pass * Cfg::b_rows_per_pass * Cfg::bn;
+    };
+    auto copy_b = [](float* dst, const float* src, unsigned bytes) {
+        if constexpr (Cfg::vec == 4)
+            async::copy16(dst, src, bytes);
+        else
+            async::copy4(dst, src, bytes);
+    };
+
     // Tiles wholly inside A, B and C (all but the edges of large products) copy
     // without the per-copy bounds checks: fewer instructions in the k loop.
     const bool interior = row0 + Cfg::bm <= p.m && col0 + Cfg::bn <= p.n;
@@ -93,19 +107,11 @@ __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) sgemm_rm_kernel
             for (int g = 0; g < Cfg::a_k_groups; ++g)
 #pragma unroll
                 for (int pass = 0; pass < Cfg::a_row_passes; ++pass)
-                    async::copy4(a_dst + stage * Cfg::a_stage_floats + 8 * g * Cfg::a_stride +
-                                     pass * Cfg::a_rows_per_pass,
-                                 a_k0 + pass * a_step + 8 * g, 4u);
+                    async::copy4(a_slot(stage, g, pass), a_k0 + pass * a_step + 8 * g, 4u);
             const float* const b_k0 = p.b + int64_t(k0 + b_k) * ldb + b_col;
 #pragma unroll
-            for (int pass = 0; pass < Cfg::b_row_passes; ++pass) {
-                const float* src = b_k0 + pass * Cfg::b_rows_per_pass * ldb;
-                float* dst = b_dst + stage * Cfg::b_stage_floats + pass * Cfg::b_rows_per_pass * Cfg::bn;
-                if constexpr (Cfg::vec == 4)
-                    async::copy16(dst, src, 16u);
-                else
-                    async::copy4(dst, src, 4u);
-            }
+            for (int pass = 0; pass < Cfg::b_row_passes; ++pass)
+                copy_b(b_slot(stage, pass), b_k0 + pass * Cfg::b_rows_per_pass * ldb, 4u * Cfg::vec);
             return;
         }
 #pragma unroll
@@ -115,21 +121,14 @@ __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) sgemm_rm_kernel
             for (int pass = 0; pass < Cfg::a_row_passes; ++pass) {
                 const bool inside = k_inside && (a_rows_valid >> pass & 1u);
                 const float* src = inside ? a_row_src + pass * a_step + (k0 + 8 * g) : p.a;
-                async::copy4(a_dst + stage * Cfg::a_stage_floats + 8 * g * Cfg::a_stride +
-                                 pass * Cfg::a_rows_per_pass,
-                             src, inside ? 4u : 0u);
+                async::copy4(a_slot(stage, g, pass), src, inside ? 4u : 0u);
             }
         }
 #pragma unroll
         for (int pass = 0; pass < Cfg::b_row_passes; ++pass) {
             const int k_row = k0 + b_k + pass * Cfg::b_rows_per_pass;
             const unsigned bytes = k_row < p.k ? b_bytes : 0u;
-            const float* src = bytes ? p.b + int64_t(k_row) * ldb + b_col : p.b;
-            float* dst = b_dst + stage * Cfg::b_stage_floats + pass * Cfg::b_rows_per_pass * Cfg::bn;
-            if constexpr (Cfg::vec == 4)
-                async::copy16(dst, src, bytes);
-            else
-                async::copy4(dst, src, bytes);
+            copy_b(b_slot(stage, pass), bytes ? p.b + int64_t(k_row) * ldb + b_col : p.b, bytes);
         }
     };
 

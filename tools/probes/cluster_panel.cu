@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "probe_check.cuh"
+#include "probe_data.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -357,25 +358,6 @@ void factor_cluster_block(float* a, int64_t ld, int64_t rows, int col0, int cols
 
 }  // namespace tandem::gpu
 
-namespace {
-
-__global__ void fill(float* p, size_t n, unsigned seed) {
-    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-        unsigned x = unsigned(i) * 2654435761u + seed;
-        x ^= x >> 13;
-        x *= 0x5bd1e995u;
-        x ^= x >> 15;
-        p[i] = float(x & 0xffffff) / float(0x1000000) - 0.5f;
-    }
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
     using namespace tandem::gpu;
     cusolverDnHandle_t solver;
@@ -392,7 +374,7 @@ int main(int argc, char** argv) {
         CHECK(cudaMalloc(&pristine, n * 4));
         CHECK(cudaMalloc(&panel, n * 4));
         CHECK(cudaMalloc(&pivots, sizeof(int) * (W + 1)));
-        fill<<<1024, 256>>>(pristine, n, 5);
+        fill_random(pristine, n, 5);
         CHECK_STATUS(cusolverDnSgetrf_bufferSize(solver, rows, W, panel, rows, &work_floats));
         CHECK(cudaMalloc(&work, sizeof(float) * std::max(work_floats, 1)));
         cudaEvent_t start, stop;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "probe_check.cuh"
+#include "probe_data.cuh"
 
 namespace {
 
@@ -31,18 +32,6 @@ constexpr size_t kWorkspaceBytes = size_t(64) << 20;
 constexpr int kRepeats = 5;          // timings of the finalists
 constexpr int kFinalists = 8;        // configurations timed kRepeats times after one timing each
 constexpr size_t kMaxConfigs = 400;  // per shape
-
-// Random values in [-0.5, 0.5): SGEMM at large k is power-bound, and zeros draw less power.
-__global__ void fill(float* p, size_t n, unsigned seed) {
-    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
-         i += size_t(gridDim.x) * blockDim.x) {
-        unsigned x = unsigned(i) * 2654435761u + seed;
-        x ^= x >> 13;
-        x *= 0x5bd1e995u;
-        x ^= x >> 15;
-        p[i] = float(x & 0xffffff) / float(0x1000000) - 0.5f;
-    }
-}
 
 struct Shape {
     int64_t m, n, k;
@@ -53,11 +42,6 @@ struct Timed {
     std::string what;
     cublasLtMatmulAlgo_t algo;
 };
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
 
 template <class Run>
 double time_ms(Run run, int repeats = kRepeats) {
@@ -104,10 +88,9 @@ void probe(const Shape& s, cublasHandle_t blas, cublasLtHandle_t lt, void* works
     CHECK(cudaMalloc(&a, sizeof(float) * s.m * s.k));
     CHECK(cudaMalloc(&b, sizeof(float) * s.k * s.n));
     CHECK(cudaMalloc(&c, sizeof(float) * s.m * s.n));
-    fill<<<1024, 256>>>(a, size_t(s.m * s.k), 1);
-    fill<<<1024, 256>>>(b, size_t(s.k * s.n), 2);
-    fill<<<1024, 256>>>(c, size_t(s.m * s.n), 3);
-    CHECK(cudaGetLastError());
+    fill_random(a, size_t(s.m * s.k), 1);
+    fill_random(b, size_t(s.k * s.n), 2);
+    fill_random(c, size_t(s.m * s.n), 3);
     const float minus_one = -1.0f, one = 1.0f;
     const double tflop = 2.0 * s.m * s.n * s.k * 1e-12;
     std::vector<Timed> results;

@@ -19,24 +19,9 @@
 #include <vector>
 
 #include "probe_check.cuh"
+#include "probe_data.cuh"
 
 namespace {
-
-__global__ void fill(float* p, size_t n, unsigned seed) {
-    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
-         i += size_t(gridDim.x) * blockDim.x) {
-        unsigned x = unsigned(i) * 2654435761u + seed;
-        x ^= x >> 13;
-        x *= 0x5bd1e995u;
-        x ^= x >> 15;
-        p[i] = float(x & 0xffffff) / float(0x1000000) - 0.5f;
-    }
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
 
 }  // namespace
 
@@ -56,7 +41,7 @@ int main(int argc, char** argv) {
         float *original, *work;
         CHECK(cudaMalloc(&original, sizeof(float) * count));
         CHECK(cudaMalloc(&work, sizeof(float) * count));
-        fill<<<1024, 256>>>(original, count, 7);
+        fill_random(original, count, 7);
         int* info;
         CHECK(cudaMalloc(&info, sizeof(int)));
         const int64_t k = std::min(m, n);

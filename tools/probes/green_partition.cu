@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "probe_check.cuh"
+#include "probe_data.cuh"
 
 #define CHECK_CU(call)                                                                  \
     do {                                                                                \
@@ -46,21 +47,6 @@ struct Args {
     int rows = 16384, width = 512, cols = 16384, repeats = 5;
     std::vector<int> reserve = {8, 16, 24, 32};
 };
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
-__global__ void fill(float* p, size_t n, unsigned seed) {
-    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-        unsigned x = unsigned(i) * 2654435761u + seed;
-        x ^= x >> 13;
-        x *= 0x5bd1e995u;
-        x ^= x >> 15;
-        p[i] = float(x & 0xffffff) / float(0x1000000) - 0.5f;
-    }
-}
 
 // The two jobs, each on its own stream and handles.
 struct Jobs {
@@ -190,10 +176,10 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&jobs.B, sizeof(float) * size_t(a.width) * a.cols));
     CHECK(cudaMalloc(&jobs.C, sizeof(float) * size_t(a.rows) * a.cols));
     CHECK(cudaMalloc(&jobs.pivots, sizeof(int) * (a.width + 1)));
-    fill<<<1024, 256>>>(jobs.panel_copy, panel_n, 1);
-    fill<<<1024, 256>>>(jobs.A, panel_n, 2);
-    fill<<<1024, 256>>>(jobs.B, size_t(a.width) * a.cols, 3);
-    fill<<<1024, 256>>>(jobs.C, size_t(a.rows) * a.cols, 4);
+    fill_random(jobs.panel_copy, panel_n, 1);
+    fill_random(jobs.A, panel_n, 2);
+    fill_random(jobs.B, size_t(a.width) * a.cols, 3);
+    fill_random(jobs.C, size_t(a.rows) * a.cols, 4);
     CHECK(cudaDeviceSynchronize());
     CHECK_STATUS(cusolverDnCreate(&jobs.solver));
     CHECK_STATUS(cublasCreate(&jobs.blas));

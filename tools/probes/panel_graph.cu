@@ -25,26 +25,11 @@
 #include <vector>
 
 #include "probe_check.cuh"
+#include "probe_data.cuh"
 
 namespace {
 
 constexpr int kRepeats = 7;
-
-__global__ void fill(float* p, size_t n, unsigned seed) {
-    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
-         i += size_t(gridDim.x) * blockDim.x) {
-        unsigned x = unsigned(i) * 2654435761u + seed;
-        x ^= x >> 13;
-        x *= 0x5bd1e995u;
-        x ^= x >> 15;
-        p[i] = float(x & 0xffffff) / float(0x1000000) - 0.5f;
-    }
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
 
 struct Timing {
     double panel_ms, pair_ms;
@@ -60,11 +45,10 @@ void probe(int m, int w, cusolverDnHandle_t solver, cublasHandle_t blas, cudaStr
     CHECK(cudaMalloc(&ga, sizeof(float) * m * w));
     CHECK(cudaMalloc(&gb, sizeof(float) * w * m));
     CHECK(cudaMalloc(&gc, sizeof(float) * m * m));
-    fill<<<1024, 256>>>(pristine, size_t(m) * w, 7);
-    fill<<<1024, 256>>>(ga, size_t(m) * w, 8);
-    fill<<<1024, 256>>>(gb, size_t(m) * w, 9);
-    fill<<<1024, 256>>>(gc, size_t(m) * m, 10);
-    CHECK(cudaGetLastError());
+    fill_random(pristine, size_t(m) * w, 7);
+    fill_random(ga, size_t(m) * w, 8);
+    fill_random(gb, size_t(m) * w, 9);
+    fill_random(gc, size_t(m) * m, 10);
     CHECK_STATUS(cusolverDnSetStream(solver, panel_stream));
     CHECK_STATUS(cublasSetStream(blas, gemm_stream));
     CHECK_STATUS(cusolverDnSgetrf_bufferSize(solver, m, w, panel, m, &work_floats));

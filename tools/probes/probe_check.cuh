@@ -1,5 +1,6 @@
 // The probes' checks of a CUDA runtime or library call: print the call and the error, exit 1.
-// (Each probe is one file built alone with nvcc; this header is all they share.)
+// (Each probe is one file built alone with nvcc; this header and probe_data.cuh
+// are all they share.)
 #ifndef TANDEM_PROBES_PROBE_CHECK_CUH
 #define TANDEM_PROBES_PROBE_CHECK_CUH
 
