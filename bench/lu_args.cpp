@@ -88,6 +88,8 @@ void print_lu_usage(std::ostream& os) {
           "  --lookahead L        tandem look-ahead depth 0|1 (default 1)\n"
           "  --panel P            CPU panel: auto|lapack|recursive (default auto = recursive)\n"
           "  --gemm G             GPU update SGEMM: auto|tandem|cublas (default auto = tuning table)\n"
+          "  --device-panel D     how a GPU factors its panels: auto|recursive|cusolver\n"
+          "                       (default auto = recursive up to 2048 rows, else cuSOLVER)\n"
           "  --placement P        where panels are factored: auto|cpu|device (default auto = the\n"
           "                       measured model's choice per step)\n"
           "  --stream S           1: move the matrix while the steps run, 0: before\n"
@@ -138,7 +140,7 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
         static const char* const valued[] = {"--sizes", "--backend", "--nb",   "--max-nb", "--lookahead",
                                              "--gpus",  "--repeats", "--seed", "--cpu-max-n",
                                              "--csv",   "--plot",    "--trace",
-                                             "--panel", "--gemm",    "--placement",
+                                             "--panel", "--gemm",    "--placement", "--device-panel",
                                              "--stream",  "--peer",   "--matrix"};
         bool known = false;
         for (const char* option : valued) known = known || name == option;
@@ -178,6 +180,14 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
             else if (value == "cublas") out.options.gemm = tandem::GemmKernel::cublas;
             else {
                 error = "--gemm: '" + value + "' is not one of auto, tandem, cublas";
+                return false;
+            }
+        } else if (name == "--device-panel") {
+            if (value == "auto") out.options.device_panel = tandem::DevicePanelMethod::automatic;
+            else if (value == "recursive") out.options.device_panel = tandem::DevicePanelMethod::recursive;
+            else if (value == "cusolver") out.options.device_panel = tandem::DevicePanelMethod::cusolver;
+            else {
+                error = "--device-panel: '" + value + "' is not one of auto, recursive, cusolver";
                 return false;
             }
         } else if (name == "--placement") {

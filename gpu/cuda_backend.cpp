@@ -126,6 +126,14 @@ void set_gemm_policy(Device& cuda_device, GemmKernel kernel, const std::string& 
     device->set_gemm_policy(kernel, cache_dir);
 }
 
+void set_panel_method(Device& cuda_device, DevicePanelMethod method) {
+    auto* device = dynamic_cast<CudaDevice*>(&cuda_device);
+    if (device == nullptr)
+        throw Error(TANDEM_ERROR_INTERNAL, "set_panel_method: " + cuda_device.name() +
+                                               " is not a CUDA device");
+    device->set_panel_method(method);
+}
+
 void release_shared_handles() { release_cublaslt_handles(); }
 
 }  // namespace tandem::gpu

@@ -44,6 +44,8 @@ std::unique_ptr<Device> make_cuda_device(int ordinal);
 // Sets which SGEMM a device made by make_cuda_device uses (Options::gemm) and
 // where its tuning table is cached.
 void set_gemm_policy(Device& cuda_device, GemmKernel kernel, const std::string& cache_dir);
+// How the device factors its panels (Options::device_panel).
+void set_panel_method(Device& cuda_device, DevicePanelMethod method);
 
 // Frees the library handles kept beside the devices, one per GPU (cuBLASLt's,
 // for the SGEMM menu); tandem::release_resources calls it with the devices gone.

@@ -68,7 +68,10 @@ std::string CudaDevice::fingerprint() const {
     const char* gemm = gemm_policy_ == GemmKernel::cublas   ? "cublas"
                        : gemm_policy_ == GemmKernel::tandem ? "tandem"
                                                             : "auto";
-    return fingerprint_ + " gemm=" + gemm;
+    const char* panel = panel_method_ == DevicePanelMethod::cusolver    ? "cusolver"
+                        : panel_method_ == DevicePanelMethod::recursive ? "recursive"
+                                                                        : "auto";
+    return fingerprint_ + " gemm=" + gemm + " panel=" + panel;
 }
 
 CudaDevice::~CudaDevice() {

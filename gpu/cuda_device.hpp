@@ -96,6 +96,8 @@ public:
     // Which SGEMM the updates use (Options::gemm); automatic reads the tuning
     // table of this GPU from cache_dir (the shipped sm_90 table without one).
     void set_gemm_policy(GemmKernel kernel, const std::string& cache_dir);
+    // How factor_panel factors (Options::device_panel).
+    void set_panel_method(DevicePanelMethod method) { panel_method_ = method; }
 
     // sgetrs_gpu: op(A) X = B with column-major LU factors `a` (lda) and
     // right-hand sides `b` (ldb, overwritten with X), both in this GPU's
@@ -132,6 +134,12 @@ private:
 
     // cuSOLVER getrf workspace of queue q large enough for a rows x width panel.
     void ensure_getrf_workspace(Queue q, int64_t rows, int width);
+    // Whether a panel of `rows` rows goes to tandem's recursive panel rather
+    // than cuSOLVER's getrf (the method, and for automatic the measured limit).
+    bool use_recursive_panel(int64_t rows) const;
+    // factor_panel by tandem's recursive panel (rows within the leaves' reach).
+    void factor_panel_recursively(Queue q, int64_t r0, int64_t c0, int64_t rows, int width,
+                                  int* pivots);
     void ensure_getrf_workspaces(int64_t rows, int max_panel_width, int last_panel_width);
     // perm_ = identity on the compute queue, nothing folded in (allocate()).
     void reset_permutation();
@@ -176,6 +184,7 @@ private:
     std::unordered_map<int, bool> peer_readable_;
 
     GemmKernel gemm_policy_ = GemmKernel::cublas;
+    DevicePanelMethod panel_method_ = DevicePanelMethod::automatic;
     std::optional<SgemmTuningTable> gemm_table_;  // for automatic and tandem
     std::string gemm_table_key_;                  // policy and cache dir it was made for
 

@@ -1,14 +1,19 @@
-// CudaDevice: the GPU placement of a panel factorization. cuSOLVER's getrf is
-// column-major, the storage row-major: the panel is transposed into the queue's
-// staging buffer, factored there and transposed back (factoring the transposed
-// view in place would pivot columns, not rows). Both transposes together move
-// 4 * rows * width * 4 bytes: about 20 us for a 32768 x 256 panel on an H200,
-// against milliseconds for the factorization itself.
+// CudaDevice: the GPU placement of a panel factorization, by one of two routes.
+// - tandem's recursive panel (recursive_panel.hpp) factors the row-major
+//   storage as it lies, for panels whose rows its one-block leaves hold.
+// - cuSOLVER's getrf is column-major, the storage row-major: the panel is
+//   transposed into the queue's staging buffer, factored there and transposed
+//   back (factoring the transposed view in place would pivot columns, not
+//   rows). Both transposes together move 4 * rows * width * 4 bytes: about
+//   20 us for a 32768 x 256 panel on an H200, against milliseconds for the
+//   factorization itself.
 #include <algorithm>
 #include <string>
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_device.hpp"
+#include "gpu/panel_leaf.hpp"
+#include "gpu/recursive_panel.hpp"
 #include "gpu/transpose.hpp"
 #include "tandem/tandem.hpp"
 
@@ -22,7 +27,9 @@ void CudaDevice::ensure_getrf_workspace(Queue q, int64_t rows, int width) {
     TANDEM_CUSOLVER_CHECK(cusolverDnSgetrf_bufferSize(solvers_[index], rows_i, width_i,
                                                       staging(q).data, rows_i, &work_floats));
     const size_t work_bytes = sizeof(float) * static_cast<size_t>(std::max(work_floats, 1));
-    const size_t pivot_bytes = sizeof(int) * static_cast<size_t>(std::max(width, max_width_) + 1);
+    // The pivots, the info, and the recursive panel's list of row moves.
+    const size_t pivot_bytes =
+        sizeof(int) * static_cast<size_t>(std::max(width, max_width_) + 1 + kLeafMovesInts);
     if (getrf_work_[index].bytes() >= work_bytes && getrf_pivots_[index].bytes() >= pivot_bytes)
         return;
     // Buffers still in use by earlier work on this queue must not be freed under it.
@@ -50,6 +57,10 @@ void CudaDevice::factor_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int
                                            std::to_string(width) + " wide");
     pivots[width] = 0;  // written now: nothing below runs for an empty panel
     if (rows == 0 || width == 0) return;
+    if (use_recursive_panel(rows)) {
+        factor_panel_recursively(q, r0, c0, rows, width, pivots);
+        return;
+    }
     const Staging scratch = staging(q);
     if (rows * width > scratch.capacity)
         contract_error("factor_panel", "a " + std::to_string(rows) + " x " +
@@ -68,6 +79,38 @@ void CudaDevice::factor_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int
                                            getrf_work_[index].floats(), device_pivots,
                                            device_pivots + width));
     transpose(scratch.data, rows, rows, width, at(r0, c0), ld_, s);
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(pivots, device_pivots, sizeof(int) * (width + 1),
+                                      cudaMemcpyDeviceToHost, s));
+}
+
+// Automatic takes the recursive panel where it measured faster than
+// cuSOLVER's getrf on the H200 (2026-11-22, tools/probes/device_panel_parts.cpp,
+// column-major, medians of 7): up to 2048 rows (1024 x 128: 0.195 against
+// 0.229 ms; 2048 x 512: 1.11 against 1.37; 2048 x 2048: 3.96 against 4.53),
+// not at 4096 (4096 x 128: 0.47 against 0.36; 4096 x 4096: 13.1 against
+// 11.7), where the leaves are 8 columns wide and a column costs more.
+bool CudaDevice::use_recursive_panel(int64_t rows) const {
+    constexpr int64_t kAutomaticRows = 2048;
+    switch (panel_method_) {
+    case DevicePanelMethod::cusolver: return false;
+    case DevicePanelMethod::recursive: return recursive_panel_fits(rows);
+    case DevicePanelMethod::automatic: break;
+    }
+    return rows <= kAutomaticRows && recursive_panel_fits(rows);
+}
+
+void CudaDevice::factor_panel_recursively(Queue q, int64_t r0, int64_t c0, int64_t rows,
+                                          int width, int* pivots) {
+    ensure_getrf_workspace(q, rows, width);
+    const int index = static_cast<int>(q);
+    const cudaStream_t s = stream(q);
+    int* device_pivots = getrf_pivots_[index].ints();
+    int* const info = device_pivots + width;
+    TANDEM_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), s));
+    const DevicePanel panel{at(r0, c0), ld_, false, rows, width, device_pivots, info, info + 1};
+    factor_panel_recursive(panel, blas(q),
+                           [&](int64_t m, int64_t n, int64_t k, const float* a, const float* b,
+                               float* c) { product(q, m, n, k, -1.0f, a, ld_, b, ld_, 1.0f, c, ld_); });
     TANDEM_CUDA_CHECK(cudaMemcpyAsync(pivots, device_pivots, sizeof(int) * (width + 1),
                                       cudaMemcpyDeviceToHost, s));
 }

@@ -29,14 +29,17 @@ void gemm(const BlasQueue& queue, int64_t m, int64_t n, int64_t k, float alpha, 
 
 // L X = B (row-major) is X^T L^T = B^T (column-major): a right-side solve with
 // L^T, which column-major cuBLAS sees as the UPPER triangle of the stored array.
+// Column-major L and B are cuBLAS's own layout: a left-side lower solve.
 void trsm_unit_lower_left(const BlasQueue& queue, int64_t m, int64_t n, const float* l,
-                          int64_t ldl, float* b, int64_t ldb) {
+                          int64_t ldl, float* b, int64_t ldb, bool column_major) {
     if (m <= 0 || n <= 0) return;
     const float one = 1.0f;
-    TANDEM_CUBLAS_CHECK(cublasStrsm(queue.handle, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER,
-                                    CUBLAS_OP_N, CUBLAS_DIAG_UNIT, blas_int(n, "n"),
-                                    blas_int(m, "m"), &one, l, blas_int(ldl, "ldl"), b,
-                                    blas_int(ldb, "ldb")));
+    const int rows = blas_int(column_major ? m : n, "rows of B");
+    const int cols = blas_int(column_major ? n : m, "columns of B");
+    TANDEM_CUBLAS_CHECK(cublasStrsm(queue.handle, column_major ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT,
+                                    column_major ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER,
+                                    CUBLAS_OP_N, CUBLAS_DIAG_UNIT, rows, cols, &one, l,
+                                    blas_int(ldl, "ldl"), b, blas_int(ldb, "ldb")));
 }
 
 }  // namespace tandem::gpu

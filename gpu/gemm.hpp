@@ -23,11 +23,12 @@ struct BlasQueue {
 void gemm(const BlasQueue& queue, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
-// B := inv(L) * B, i.e. solve L * X = B in place, row-major: L is m x m unit
-// lower triangular (ldl >= m; only its strict lower triangle is read), B is
-// m x n (ldb >= n). The TRSM fallback of U12 = inv(L11) * A12.
+// B := inv(L) * B, i.e. solve L * X = B in place: L is m x m unit lower
+// triangular (only its strict lower triangle is read), B is m x n, both
+// row-major (ldl >= m, ldb >= n; the TRSM fallback of U12 = inv(L11) * A12)
+// or both column-major (ldl, ldb >= m).
 void trsm_unit_lower_left(const BlasQueue& queue, int64_t m, int64_t n, const float* l,
-                          int64_t ldl, float* b, int64_t ldb);
+                          int64_t ldl, float* b, int64_t ldb, bool column_major = false);
 
 // v as cuBLAS's int, or tandem::Error (TANDEM_ERROR_INTERNAL) naming `what`.
 int blas_int(int64_t v, const char* what);

@@ -17,7 +17,8 @@
 namespace tandem {
 
 struct CalibrationGrid {
-    std::vector<int64_t> panel_rows = {1024, 4096, 16384, 65536};
+    // 2048: where a GPU's automatic panel method changes (cuda_device_panel.cpp).
+    std::vector<int64_t> panel_rows = {1024, 2048, 4096, 16384, 65536};
     std::vector<int> widths = {128, 256, 512, 1024};
     std::vector<int64_t> update_sizes = {2048, 8192, 16384};
     // Whole square matrices in one device panel (small n: see StepPlan).

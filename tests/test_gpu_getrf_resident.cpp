@@ -187,6 +187,48 @@ TEST_F(GpuGetrfResident, HostRoutinesRejectGpuMemory) {
     cudaFree(d_ipiv);
 }
 
+// One device panel over the caller's column-major matrix, by each route:
+// tandem's recursive panel (up to 4096 rows) and cuSOLVER's getrf (beyond, or
+// when asked). LAPACK's pivots where the matrix is small enough that rounding
+// cannot reorder near-ties, the residual bound everywhere, and a zero column
+// in a later leaf gives LAPACK's info.
+TEST_F(GpuGetrfResident, OneDevicePanelByEachRoute) {
+    struct Shape {
+        int m, n;
+        bool same_pivots;
+    };
+    for (DevicePanelMethod method : {DevicePanelMethod::automatic, DevicePanelMethod::recursive,
+                                     DevicePanelMethod::cusolver})
+        for (Shape s : {Shape{600, 600, true}, Shape{1100, 333, true}, Shape{4096, 4096, false},
+                        Shape{4100, 300, false}}) {
+            const uint64_t seed = test_seed();
+            SCOPED_TRACE("method " + std::to_string(static_cast<int>(method)) + " m=" +
+                         std::to_string(s.m) + " n=" + std::to_string(s.n) +
+                         " seed=" + std::to_string(seed));
+            const int lda = s.m + 3;
+            std::vector<float> a = make_matrix(s.m, s.n, lda, MatrixKind::random, seed);
+            if (s.n > 200)  // an exactly zero column: info, and the factorization goes on
+                for (int i = 0; i < s.m; ++i) a[static_cast<size_t>(i + 190 * lda)] = 0.0f;
+            ASSERT_NO_FATAL_FAILURE(upload(a));
+            Options o;
+            o.backend = Backend::gpu;
+            o.block_size = s.n;
+            o.placement = PanelPlacement::device;
+            o.device_panel = method;
+            std::vector<int> ipiv(static_cast<size_t>(s.n), -7);
+            Report report;
+            const int info = sgetrf_gpu(s.m, s.n, d_a_, lda, ipiv.data(), o, &report);
+            const LapackFactors expected = lapack_getrf(s.m, s.n, a, lda);
+            EXPECT_EQ(info, expected.info);
+            if (s.same_pivots) EXPECT_EQ(ipiv, expected.ipiv);
+            const std::vector<float> lu = download(a.size());
+            EXPECT_LT(factorization_residual(s.m, s.n, a.data(), lda, lu.data(), lda, ipiv.data()),
+                      kResidualBound);
+            EXPECT_EQ(padding_changes(s.m, s.n, lda, lu.data()), 0);
+            EXPECT_NE(report.plan.find("in place"), std::string::npos) << report.plan;
+        }
+}
+
 TEST_F(GpuGetrfResident, SingularMatrix) {
     const int n = 700, lda = n;
     std::vector<float> a = make_matrix(n, n, lda, MatrixKind::random, test_seed());

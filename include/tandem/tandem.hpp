@@ -67,6 +67,17 @@ enum class GemmKernel { automatic, tandem, cublas };
 //              a GPU; LAPACK on an emulated host device).
 enum class PanelPlacement { automatic, cpu, device };
 
+// How a GPU factors the panels the plan gives it (and sgetrf_gpu a matrix it
+// factors in one piece).
+//   automatic: tandem's recursive panel on panels of up to 2048 rows, where it
+//              measured faster than cuSOLVER's getrf; cuSOLVER's on taller ones.
+//   recursive: tandem's recursive panel on the storage as it lies (TRSM and
+//              GEMM between leaves of up to 32 columns, each factored by one
+//              thread block in registers) up to 4096 rows; cuSOLVER beyond.
+//   cusolver:  cuSOLVER's getrf everywhere (on tandem's row-major storage the
+//              panel is transposed and back).
+enum class DevicePanelMethod { automatic, recursive, cusolver };
+
 struct Options {
     Layout layout = Layout::col_major;
     Backend backend = Backend::automatic;
@@ -86,6 +97,7 @@ struct Options {
     PanelMethod panel = PanelMethod::automatic;
     PanelPlacement placement = PanelPlacement::automatic;
     GemmKernel gemm = GemmKernel::automatic;
+    DevicePanelMethod device_panel = DevicePanelMethod::automatic;
     // Move the matrix to the devices and the factors back while the steps run:
     // rows of the factors are copied out as soon as they are final, and with
     // one device columns are uploaded as they are needed. false: the whole

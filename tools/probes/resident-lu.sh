@@ -10,6 +10,8 @@
 #   NO_WHOLE_SIZES=16384,32768: these sizes again on the same model without its
 #     whole-matrix timings (plans of steps only, never one device panel over the
 #     whole matrix), for a same-call comparison
+#   PANELS="cusolver": the sizes again with these --device-panel methods
+#     (PANEL_SIZES, default SIZES), on their own calibrated models
 #   PACK=1: everything under $OUT into $OUT/logs.tgz (the device tool returns 8 files)
 set -u
 DEVICE_CHECK_STEPS=build tools/device-check.sh 2>&1 | tail -2
@@ -38,6 +40,12 @@ for gemm in ${GEMMS:-}; do
   echo "== resident, gemm $gemm $(date -u +%H:%M:%S)"
   build/bench/tandem-bench lu --matrix gpu --gemm $gemm --sizes ${GEMM_SIZES:-16384,32768} \
     --repeats ${REPEATS:-5} --cpu-max-n 0 ${EXTRA:-} 2>&1 | grep -E "^n=|FAILED"
+done
+for panel in ${PANELS:-}; do
+  echo "== resident, device panel $panel $(date -u +%H:%M:%S)"
+  build/bench/tandem-bench lu --matrix gpu --device-panel $panel --sizes ${PANEL_SIZES:-$SIZES} \
+    --repeats ${REPEATS:-5} --cpu-max-n 0 --plan ${EXTRA:-} > $OUT/resident-panel-$panel.log 2>&1
+  grep -E "^n=|^ *[0-9]+ \||FAILED" $OUT/resident-panel-$panel.log
 done
 if [ -n "${NO_WHOLE_SIZES:-}" ]; then
   echo "== resident, model without whole-matrix timings $(date -u +%H:%M:%S)"

@@ -1,0 +1,361 @@
+#include "gpu/panel_leaf.hpp"
+
+#include <cfloat>
+#include <climits>
+#include <cstdint>
+#include <string>
+
+#include "gpu/cuda_check.hpp"
+#include "tandem/tandem.hpp"
+
+namespace tandem::gpu {
+namespace {
+
+constexpr int kNoRow = INT_MAX;  // the logical index of a thread's slot past the last row
+
+// Which of two candidates for a pivot wins: the larger magnitude, then the
+// smaller logical row (LAPACK's isamax takes the first maximum). Magnitudes
+// are never NaN here (a NaN row is never a candidate), so the order is total.
+__device__ __forceinline__ bool wins(float magnitude, int row, float other_magnitude, int other_row) {
+    return magnitude > other_magnitude || (magnitude == other_magnitude && row < other_row);
+}
+
+// A candidate's magnitude as an unsigned key that orders like the magnitude
+// (the bits of a non-negative float do), 0 for no candidate.
+__device__ __forceinline__ unsigned magnitude_key(float magnitude) {
+    return __float_as_uint(magnitude) + 1u;
+}
+
+// The winner among the candidates (key, row) of a warp's lanes, in every lane:
+// two warp reductions (redux.sync) instead of a butterfly of shuffles.
+__device__ __forceinline__ void warp_winner(unsigned key, int row, unsigned& best_key, int& best_row) {
+    best_key = __reduce_max_sync(0xffffffffu, key);
+    best_row = static_cast<int>(
+        __reduce_min_sync(0xffffffffu, key == best_key && key != 0 ? unsigned(row) : unsigned(kNoRow)));
+}
+
+// out[0 .. W) = v[slot][0 .. W) with zeros from slot `finished` on (see the
+// update), as a chain of branches: one lane of a warp runs this, and
+// predicated stores would issue S * W instructions for it.
+template <int S, int W, int s = 0>
+__device__ __forceinline__ void publish_slot(const float (&v)[S][W], int slot, int finished,
+                                             float* out) {
+    if constexpr (s < S) {
+        if (slot == s) {
+#pragma unroll
+            for (int k = 0; k < W; ++k) out[k] = k < finished ? v[s][k] : 0.0f;
+        } else {
+            publish_slot<S, W, s + 1>(v, slot, finished, out);
+        }
+    }
+}
+
+// One thread block factors the whole leaf. Thread t holds rows t, t + T, ...,
+// t + (S-1) T in registers (W floats each) with their logical positions. Per
+// column j, with one block barrier:
+//   1. each thread picks its best active row (logical >= j), two warp
+//      reductions pick the warp's, whose owner publishes its magnitude,
+//      logical row and the row itself in shared memory (double-buffered by
+//      column parity, so that the next column's publishing cannot overwrite
+//      what a slower warp still reads);
+//   2. barrier; every thread reduces the published candidates itself, so all
+//      threads know the pivot and read its row from shared memory;
+//   3. the pivot row takes logical position j, the row at j takes the pivot's
+//      old position, and every other active row is scaled and updated.
+// Rows never move in memory until the end, where the caller's moves list
+// records the net permutation.
+// Column-major storage (the caller's matrix of sgetrf_gpu) differs only in
+// where element (r, k) lies.
+template <int W, int S, int T, bool kColumnMajor>
+__global__ void __launch_bounds__(T, 1)
+    factor_leaf_kernel(float* __restrict__ a, int64_t ld, int rows, int width,
+                       int* __restrict__ ipiv, int pivot_base, int* __restrict__ info,
+                       int info_base, int* __restrict__ moves, bool vector_rows) {
+    constexpr int kWarps = T / 32;
+    static_assert(kWarps <= 32, "one warp reduces the warps' candidates");
+    __shared__ __align__(16) unsigned published_key[2][kWarps];
+    __shared__ __align__(16) int published_row[2][kWarps];
+    __shared__ __align__(16) float published_values[2][kWarps][W];
+    __shared__ int move_count;
+
+    const int t = threadIdx.x, lane = t % 32, warp = t / 32;
+    if (t == 0) move_count = 0;
+    // Finite contents from the start: a column without a candidate (all NaN)
+    // reads a stale row here and multiplies it by zero (see the update).
+    for (int i = t; i < 2 * kWarps * W; i += T) (&published_values[0][0][0])[i] = 0.0f;
+
+    float v[S][W];
+    int logical[S];
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+        const int r = t + s * T;
+        logical[s] = r < rows ? r : kNoRow;
+        const float* row = kColumnMajor ? a + r : a + int64_t(r) * ld;
+        const int64_t step = kColumnMajor ? ld : 1;  // from one column to the next
+        if (r < rows && vector_rows && !kColumnMajor) {
+#pragma unroll
+            for (int k = 0; k < W; k += 4) {
+                const float4 q = *reinterpret_cast<const float4*>(row + k);
+                v[s][k] = q.x, v[s][k + 1] = q.y, v[s][k + 2] = q.z, v[s][k + 3] = q.w;
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < W; ++k) v[s][k] = (r < rows && k < width) ? row[k * step] : 0.0f;
+        }
+    }
+
+    // The column loop is NOT unrolled: unrolled over W columns the kernel's
+    // straight-line code ran to some 100 KB, fetched afresh at every launch,
+    // and a column cost about 2 us. Instead every row rotates by one slot a
+    // column (the current column always in slot 0, its finished value moved
+    // to slot W-1), so the loop body indexes registers at compile time and
+    // after W columns each value is back in its own slot.
+    //
+    // A column's cost is a chain of latencies (reductions, the barrier,
+    // shared-memory round trips) more than arithmetic, so the loop is
+    // software-pipelined: each column first updates slot 0 (the next
+    // column), picks and reduces the warp's candidate for the next column,
+    // and only then updates the rest of the row while those reductions are
+    // in flight.
+    int best_slot = -1;     // this thread's candidate for the current column
+    int best_row = kNoRow;
+    unsigned warp_key = 0;  // the warp's candidate
+    int warp_row = kNoRow;
+    auto pick_candidate = [&](int j) {
+        float best = -1.0f;  // below every magnitude, so NaN rows never win
+        best_row = kNoRow, best_slot = -1;
+#pragma unroll
+        for (int s = 0; s < S; ++s)
+            if (logical[s] >= j && logical[s] != kNoRow) {
+                const float m = fabsf(v[s][0]);
+                if (wins(m, logical[s], best, best_row)) best = m, best_row = logical[s], best_slot = s;
+            }
+        warp_winner(best_row == kNoRow ? 0u : magnitude_key(best), best_row, warp_key, warp_row);
+    };
+    auto publish_candidate = [&](int j) {
+        const int parity = j % 2;
+        if (warp_row != kNoRow && best_row == warp_row)  // this thread holds the warp's candidate
+            publish_slot<S, W>(v, best_slot, W - j, published_values[parity][warp]);
+        if (lane == 0) {
+            published_key[parity][warp] = warp_key;
+            published_row[parity][warp] = warp_row;
+        }
+    };
+    if (width > 0) {
+        pick_candidate(0);
+        publish_candidate(0);
+    }
+
+    int first_zero = 0;  // thread 0: 1-based column of the first zero pivot
+#pragma unroll 1
+    for (int j = 0; j < width; ++j) {
+        const int parity = j % 2;
+        __syncthreads();
+
+        // Every thread reduces the warps' candidates itself, from shared
+        // memory (broadcast reads): no cross-lane round trips.
+        unsigned pivot_key = 0;
+        int pivot = kNoRow, pivot_warp = 0;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) {
+            const unsigned key = published_key[parity][w];
+            const int row = published_row[parity][w];
+            if (key > pivot_key || (key == pivot_key && key != 0 && row < pivot))
+                pivot_key = key, pivot = row, pivot_warp = w;
+        }
+        // Every candidate NaN: no row qualifies. The row at j stays; the
+        // column's NaNs spread through the update as they would in LAPACK.
+        const bool found = pivot_key != 0;
+        if (!found) pivot = j;
+        // The pivot row in the rotated frame: u[0] the pivot, u[1 .. W-j) the
+        // columns still to factor, and zeros (as published) over the slots
+        // that hold finished multipliers (W-j .. W-1), which the update must
+        // leave as they are (exactly: x - l * 0 = x for finite l).
+        float u[W];
+#pragma unroll
+        for (int k = 0; k < W; ++k) u[k] = published_values[parity][pivot_warp][k];
+        const float pivot_value = found ? u[0] : __int_as_float(0x7fc00000);
+
+#pragma unroll
+        for (int s = 0; s < S; ++s) {
+            if (logical[s] == pivot) logical[s] = j;
+            else if (logical[s] == j) logical[s] = pivot;
+        }
+        if (t == 0) {
+            ipiv[j] = pivot_base + 1 + pivot;
+            if (pivot_value == 0.0f && first_zero == 0) first_zero = j + 1;
+        }
+
+        // LAPACK's sgetrf2 on one column: multiply by the reciprocal unless
+        // the pivot is below the safe minimum (then divide); a zero pivot
+        // leaves the column (all zeros) as it is. Rows already pivoted (and
+        // slots past the last row) only rotate.
+        const bool divide = !(fabsf(pivot_value) >= FLT_MIN);
+        const float reciprocal = 1.0f / pivot_value;
+        // Branch-free: a row that is not updated (pivoted already, or past
+        // the last row) takes the multiplier 0 and rotates unchanged, since
+        // x - 0 * u = x for the finite pivot row; branches here diverged in
+        // most warps (one pivoted row in a warp's slot is enough) and ran
+        // both ways.
+        float multiplier[S], finished[S];
+#pragma unroll
+        for (int s = 0; s < S; ++s) {  // slot 0 first: the next column
+            const float head = v[s][0];
+            const bool updated = logical[s] > j && logical[s] != kNoRow;
+            float l = head;
+            if (pivot_value != 0.0f) l = divide ? l / pivot_value : l * reciprocal;
+            multiplier[s] = updated ? l : 0.0f;
+            finished[s] = updated ? l : head;
+            v[s][0] = fmaf(-multiplier[s], u[1], v[s][1]);
+        }
+        const bool more = j + 1 < width;
+        if (more) pick_candidate(j + 1);
+#pragma unroll
+        for (int s = 0; s < S; ++s) {
+#pragma unroll
+            for (int k = 2; k < W; ++k) v[s][k - 1] = fmaf(-multiplier[s], u[k], v[s][k]);
+            v[s][W - 1] = finished[s];
+        }
+        if (more) publish_candidate(j + 1);
+    }
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+        const int r = t + s * T;
+        if (r >= rows) continue;
+        float* row = kColumnMajor ? a + r : a + int64_t(r) * ld;
+        const int64_t step = kColumnMajor ? ld : 1;
+        if (vector_rows && !kColumnMajor) {
+#pragma unroll
+            for (int k = 0; k < W; k += 4)
+                *reinterpret_cast<float4*>(row + k) = make_float4(v[s][k], v[s][k + 1], v[s][k + 2], v[s][k + 3]);
+        } else {
+#pragma unroll
+            for (int k = 0; k < W; ++k) {  // `width` rotations: slot k holds column (k + width) mod W
+                const int column = (k + width) % W;
+                if (column < width) row[column * step] = v[s][k];
+            }
+        }
+        if (logical[s] != r) {
+            const int i = atomicAdd(&move_count, 1);
+            moves[1 + 2 * i] = logical[s];
+            moves[2 + 2 * i] = r;
+        }
+    }
+    __syncthreads();
+    if (t == 0) {
+        moves[0] = move_count;
+        if (first_zero != 0 && *info == 0) *info = info_base + first_zero;
+    }
+}
+
+// Each block owns 32 columns: it reads the source rows' segments into shared
+// memory, waits for the whole block, then writes them to their destinations
+// (so cycles of moves need no order).
+constexpr int kMoveColumns = 32;
+constexpr int kMoveWarps = 4;
+__global__ void __launch_bounds__(kMoveWarps * 32)
+    apply_leaf_moves_kernel(float* __restrict__ a, int64_t ld, int64_t cols,
+                            const int* __restrict__ moves) {
+    __shared__ float segment[kLeafMovesInts / 2][kMoveColumns];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int count = moves[0];
+    const int64_t j = int64_t(blockIdx.x) * kMoveColumns + lane;
+    const bool active = j < cols;
+    if (active)
+        for (int i = warp; i < count; i += kMoveWarps)
+            segment[i][lane] = a[int64_t(moves[2 + 2 * i]) * ld + j];
+    __syncthreads();
+    if (active)
+        for (int i = warp; i < count; i += kMoveWarps)
+            a[int64_t(moves[1 + 2 * i]) * ld + j] = segment[i][lane];
+}
+
+// In a column-major block a warp's threads read consecutive rows of a column.
+__global__ void __launch_bounds__(kMoveWarps * 32)
+    apply_leaf_moves_column_major_kernel(float* __restrict__ a, int64_t ld, int64_t cols,
+                                         const int* __restrict__ moves) {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int count = moves[0];
+    const int64_t j = int64_t(blockIdx.x) * kMoveWarps + warp;  // a warp owns a column
+    if (j >= cols) return;
+    float* const column = a + j * ld;
+    constexpr int kPerLane = kLeafMovesInts / 2 / 32;
+    float held[kPerLane];
+#pragma unroll
+    for (int h = 0; h < kPerLane; ++h) {
+        const int i = lane + 32 * h;
+        if (i < count) held[h] = column[moves[2 + 2 * i]];
+    }
+    __syncwarp();  // every source read before any destination is written
+#pragma unroll
+    for (int h = 0; h < kPerLane; ++h) {
+        const int i = lane + 32 * h;
+        if (i < count) column[moves[1 + 2 * i]] = held[h];
+    }
+}
+
+template <int W, int S, int T>
+void launch_leaf(float* a, int64_t ld, bool column_major, int rows, int width, int* ipiv,
+                 int pivot_base, int* info, int info_base, int* moves, cudaStream_t stream) {
+    static_assert(W <= kLeafMaxWidth && W % 4 == 0, "leaf widths are multiples of 4 up to 32");
+    const bool vector_rows = !column_major && width == W && ld % 4 == 0 &&
+                             reinterpret_cast<uintptr_t>(a) % (4 * sizeof(float)) == 0;
+    if (column_major)
+        factor_leaf_kernel<W, S, T, true><<<1, T, 0, stream>>>(a, ld, rows, width, ipiv, pivot_base,
+                                                               info, info_base, moves, false);
+    else
+        factor_leaf_kernel<W, S, T, false><<<1, T, 0, stream>>>(a, ld, rows, width, ipiv, pivot_base,
+                                                                info, info_base, moves, vector_rows);
+    TANDEM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace
+
+// Leaf shapes: W columns, S rows a thread, T threads; S * W registers of data
+// a thread stay below the 255-register cap at T = 256.
+int leaf_width_for(int64_t rows) {
+    if (rows <= 4 * 256) return 32;
+    if (rows <= 8 * 256) return 16;
+    if (rows <= 16 * 256) return 8;
+    return 0;
+}
+
+void factor_leaf(float* a, int64_t ld, bool column_major, int64_t rows, int width, int* ipiv,
+                 int pivot_base, int* info, int info_base, int* moves, cudaStream_t stream) {
+    const int limit = leaf_width_for(rows);
+    if (width <= 0 || width > limit || width > rows)
+        throw Error(TANDEM_ERROR_INTERNAL, "factor_leaf: a " + std::to_string(rows) + " x " +
+                                               std::to_string(width) + " block is not a leaf");
+    const int r = static_cast<int>(rows);
+    // As few row slots a thread as hold the rows: every slot costs its
+    // column's worth of instructions whether it holds a row or not.
+    auto launch = [&](auto leaf) { leaf(a, ld, column_major, r, width, ipiv, pivot_base, info, info_base, moves, stream); };
+    if (limit == 32) {
+        if (rows <= 256) launch(launch_leaf<32, 1, 256>);
+        else if (rows <= 512) launch(launch_leaf<32, 2, 256>);
+        else launch(launch_leaf<32, 4, 256>);
+    } else if (limit == 16) {
+        if (rows <= 6 * 256) launch(launch_leaf<16, 6, 256>);
+        else launch(launch_leaf<16, 8, 256>);
+    } else {
+        if (rows <= 12 * 256) launch(launch_leaf<8, 12, 256>);
+        else launch(launch_leaf<8, 16, 256>);
+    }
+}
+
+void apply_leaf_moves(float* a, int64_t ld, bool column_major, int64_t cols, const int* moves,
+                      cudaStream_t stream) {
+    if (cols <= 0) return;
+    if (column_major) {
+        const int64_t blocks = (cols + kMoveWarps - 1) / kMoveWarps;
+        apply_leaf_moves_column_major_kernel<<<static_cast<unsigned>(blocks), kMoveWarps * 32, 0,
+                                               stream>>>(a, ld, cols, moves);
+    } else {
+        const int64_t blocks = (cols + kMoveColumns - 1) / kMoveColumns;
+        apply_leaf_moves_kernel<<<static_cast<unsigned>(blocks), kMoveWarps * 32, 0, stream>>>(
+            a, ld, cols, moves);
+    }
+    TANDEM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace tandem::gpu

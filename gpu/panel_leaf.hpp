@@ -1,0 +1,46 @@
+// The leaves of the GPU's recursive panel factorization: a narrow
+// block (up to 32 columns, up to 6144 rows) factored with partial pivoting by
+// ONE thread block that holds the whole block in registers, so that each
+// column costs one block barrier instead of the kernel launches or grid-wide
+// synchronizations of a panel spread over the GPU. Rows are not moved while
+// the columns are factored: each row carries its logical position, and the
+// leaf reports the net row permutation as a short list of moves, which
+// apply_leaf_moves() then applies to every column of the panel.
+#ifndef TANDEM_GPU_PANEL_LEAF_HPP
+#define TANDEM_GPU_PANEL_LEAF_HPP
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace tandem::gpu {
+
+// Ints of the moves list: a count, then (destination, source) pairs; a leaf
+// of w columns moves at most 2w rows.
+constexpr int kLeafMaxWidth = 32;
+constexpr int kLeafMovesInts = 1 + 2 * 2 * kLeafMaxWidth;
+
+// The widest leaf that one thread block holds for a block of `rows` rows:
+// 32 up to 1536 rows, 16 up to 3072, 8 up to 6144, else 0 (too tall).
+int leaf_width_for(int64_t rows);
+
+// LU with partial pivoting (LAPACK's rule: the largest magnitude, the first
+// row on ties; zero pivots continue) of the rows x width block at `a` (device,
+// leading dimension ld, row-major or column-major), with width <= leaf_width_for(rows) and
+// width <= rows. In place, with the rows left where they were (NOT
+// interchanged); then:
+//   ipiv[j] = pivot_base + 1 + (the 0-based pivot row of column j), j < width;
+//   *info = info_base + j + 1 for the first exactly zero pivot j, if *info was 0;
+//   moves = the net permutation: row dst must receive row src's content.
+// All device pointers; issued on `stream`.
+void factor_leaf(float* a, int64_t ld, bool column_major, int64_t rows, int width, int* ipiv,
+                 int pivot_base, int* info, int info_base, int* moves, cudaStream_t stream);
+
+// Applies a leaf's moves to columns [0, cols) of the block at `a` (row indices
+// of the moves count from a's first row). Issued on `stream`.
+void apply_leaf_moves(float* a, int64_t ld, bool column_major, int64_t cols, const int* moves,
+                      cudaStream_t stream);
+
+}  // namespace tandem::gpu
+
+#endif  // TANDEM_GPU_PANEL_LEAF_HPP

@@ -1,0 +1,50 @@
+// The GPU's own panel factorization, on the storage as it lies (tandem's
+// row-major copy, or the caller's column-major matrix of sgetrf_gpu): recursive
+// LU (split the columns, factor the left half, solve for its block row and
+// update the right half with BLAS 3, factor the right half), with leaves held
+// by one thread block each (panel_leaf). cuSOLVER's getrf instead needs the
+// panel transposed, and spends a few kernels and microseconds on every column;
+// here a column costs one block barrier, and the rest is TRSM and GEMM.
+#ifndef TANDEM_GPU_RECURSIVE_PANEL_HPP
+#define TANDEM_GPU_RECURSIVE_PANEL_HPP
+
+#include <cstdint>
+#include <functional>
+
+#include "gpu/gemm.hpp"
+
+namespace tandem::gpu {
+
+// Whether a panel of `rows` rows fits the leaves (its first leaf has them all).
+bool recursive_panel_fits(int64_t rows);
+
+// The panel: rows x width at `a` (device, leading dimension ld), width <= rows.
+// Device scratch: ipiv (width ints), info (one int, which the caller zeroes),
+// moves (kLeafMovesInts ints).
+struct DevicePanel {
+    float* a;
+    int64_t ld;
+    bool column_major;
+    int64_t rows;
+    int width;
+    int* ipiv;
+    int* info;
+    int* moves;
+};
+
+// c -= a * b (m x k times k x n), all three in the panel's layout and with its
+// leading dimension: the device's SGEMM (its policy: cuBLAS, tandem's kernels
+// or the tuned table).
+using SubtractProduct = std::function<void(int64_t m, int64_t n, int64_t k, const float* a,
+                                           const float* b, float* c)>;
+
+// LU with partial pivoting of the panel in place, LAPACK's getrf semantics:
+// ipiv[j] the 1-based pivot row of column j, *info the 1-based first zero
+// pivot (0 if none; zero pivots continue). Issued on queue.stream, TRSMs on
+// queue.handle, products through subtract_product on the same stream.
+void factor_panel_recursive(const DevicePanel& panel, const BlasQueue& queue,
+                            const SubtractProduct& subtract_product);
+
+}  // namespace tandem::gpu
+
+#endif  // TANDEM_GPU_RECURSIVE_PANEL_HPP
