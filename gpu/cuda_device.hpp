@@ -134,9 +134,10 @@ private:
 
     // cuSOLVER getrf workspace of queue q large enough for a rows x width panel.
     void ensure_getrf_workspace(Queue q, int64_t rows, int width);
-    // Whether a panel of `rows` rows goes to tandem's recursive panel rather
-    // than cuSOLVER's getrf (the method, and for automatic the measured limit).
-    bool use_recursive_panel(int64_t rows) const;
+    // Whether a rows x width panel (on the caller's column-major matrix, or
+    // this device's row-major storage) goes to tandem's recursive panel rather
+    // than cuSOLVER's getrf: the method, and for automatic the measured limits.
+    bool use_recursive_panel(int64_t rows, int64_t width, bool column_major) const;
     // factor_panel by tandem's recursive panel (rows within the leaves' reach).
     void factor_panel_recursively(Queue q, int64_t r0, int64_t c0, int64_t rows, int width,
                                   int* pivots);

@@ -146,15 +146,22 @@ void CudaDevice::catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const in
     const cudaStream_t s = stream(q);
     fold_swaps(perm_.ints(), perm_folded_, j - perm_folded_, ipiv, s);
     perm_folded_ = j;
+    // The gather goes through the staging buffer in column chunks: a block can
+    // be wider than the buffer's rows x max(workspace width, 256) (the last,
+    // square panel of a plan, which the workspaces are not sized for).
     const Staging scratch = staging(q);
-    if (rows_ * cols > scratch.capacity)
-        contract_error("catch_up", "a block of " + std::to_string(cols) +
-                                       " columns exceeds the staging buffer");
+    const int64_t chunk = std::min<int64_t>(cols, scratch.capacity / std::max<int64_t>(rows_, 1));
+    if (chunk < 1)
+        contract_error("catch_up", "the staging buffer holds no column of " +
+                                       std::to_string(rows_) + " rows");
     float* block = at(0, c0);
-    gather_rows_row_major(block, ld_, scratch.data, cols, rows_, cols, perm_.ints(), s);
-    TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(block, sizeof(float) * ld_, scratch.data,
-                                        sizeof(float) * cols, sizeof(float) * cols, rows_,
-                                        cudaMemcpyDeviceToDevice, s));
+    for (int64_t c = 0; c < cols; c += chunk) {
+        const int64_t w = std::min(chunk, cols - c);
+        gather_rows_row_major(block + c, ld_, scratch.data, w, rows_, w, perm_.ints(), s);
+        TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(block + c, sizeof(float) * ld_, scratch.data,
+                                            sizeof(float) * w, sizeof(float) * w, rows_,
+                                            cudaMemcpyDeviceToDevice, s));
+    }
     trsm_unit_lower_left(blas(q), j, cols, storage_.floats(), ld_, block, ld_);
     if (rows_ > j)
         product(q, rows_ - j, cols, j, -1.0f, at(j, 0), ld_, block, ld_, 1.0f, at(j, c0), ld_);

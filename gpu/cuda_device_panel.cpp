@@ -57,7 +57,7 @@ void CudaDevice::factor_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int
                                            std::to_string(width) + " wide");
     pivots[width] = 0;  // written now: nothing below runs for an empty panel
     if (rows == 0 || width == 0) return;
-    if (use_recursive_panel(rows)) {
+    if (use_recursive_panel(rows, width, false)) {
         factor_panel_recursively(q, r0, c0, rows, width, pivots);
         return;
     }
@@ -84,19 +84,24 @@ void CudaDevice::factor_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int
 }
 
 // Automatic takes the recursive panel where it measured faster than
-// cuSOLVER's getrf on the H200 (2026-11-22, tools/probes/device_panel_parts.cpp,
-// column-major, medians of 7): up to 2048 rows (1024 x 128: 0.195 against
-// 0.229 ms; 2048 x 512: 1.11 against 1.37; 2048 x 2048: 3.96 against 4.53),
-// not at 4096 (4096 x 128: 0.47 against 0.36; 4096 x 4096: 13.1 against
-// 11.7), where the leaves are 8 columns wide and a column costs more.
-bool CudaDevice::use_recursive_panel(int64_t rows) const {
-    constexpr int64_t kAutomaticRows = 2048;
+// cuSOLVER's getrf on the H200 (2026-11-22, medians; docs/PERFORMANCE.md):
+// - the caller's column-major matrix (sgetrf_gpu in one piece): up to 2048
+//   rows (tools/probes/device_panel_parts.cpp: 2048 x 2048 in 3.83 against
+//   4.55 ms, 2048 x 512 1.06 against 1.37), not at 4096 (4096 x 4096: 12.5
+//   against 11.7; 8-column leaves, and a column costs more);
+// - tandem's row-major storage: only up to 128 columns (the calibration:
+//   2048 x 128 in 0.34 against 0.38 ms with the transposes; 2048 x 512 1.45
+//   against 1.40, the whole 2048 x 2048 5.10 against 4.59), for cuBLAS's
+//   right-sided TRSM of row-major blocks is about half as fast.
+bool CudaDevice::use_recursive_panel(int64_t rows, int64_t width, bool column_major) const {
+    constexpr int64_t kAutomaticRows = 2048, kAutomaticRowMajorWidth = 128;
     switch (panel_method_) {
     case DevicePanelMethod::cusolver: return false;
     case DevicePanelMethod::recursive: return recursive_panel_fits(rows);
     case DevicePanelMethod::automatic: break;
     }
-    return rows <= kAutomaticRows && recursive_panel_fits(rows);
+    return rows <= kAutomaticRows && recursive_panel_fits(rows) &&
+           (column_major || width <= kAutomaticRowMajorWidth);
 }
 
 void CudaDevice::factor_panel_recursively(Queue q, int64_t r0, int64_t c0, int64_t rows,

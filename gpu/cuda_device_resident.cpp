@@ -61,7 +61,7 @@ int CudaDevice::factor_column_major(int64_t m, int64_t n, float* a, int64_t lda,
     const int index = static_cast<int>(Queue::compute);
     const size_t pivot_bytes = sizeof(int) * static_cast<size_t>(k + 1);
     std::vector<int> pivots_and_info(static_cast<size_t>(k + 1));
-    if (n <= m && use_recursive_panel(m)) {
+    if (n <= m && use_recursive_panel(m, n, true)) {
         int* const device_pivots = resident_pivots(k + 1 + kLeafMovesInts);
         int* const info = device_pivots + k;
         TANDEM_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), s));

@@ -80,6 +80,7 @@ __global__ void __launch_bounds__(T, 1)
 
     const int t = threadIdx.x, lane = t % 32, warp = t / 32;
     if (t == 0) move_count = 0;
+    cudaGridDependencySynchronize();  // the work before on the stream (see programmatic_launch)
     // Finite contents from the start: a column without a candidate (all NaN)
     // reads a stale row here and multiplies it by zero (see the update).
     for (int i = t; i < 2 * kWarps * W; i += T) (&published_values[0][0][0])[i] = 0.0f;
@@ -258,6 +259,7 @@ __global__ void __launch_bounds__(kMoveWarps * 32)
                             const int* __restrict__ moves) {
     __shared__ float segment[kLeafMovesInts / 2][kMoveColumns];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    cudaGridDependencySynchronize();  // the leaf's moves (see programmatic_launch)
     const int count = moves[0];
     const int64_t j = int64_t(blockIdx.x) * kMoveColumns + lane;
     const bool active = j < cols;
@@ -275,6 +277,7 @@ __global__ void __launch_bounds__(kMoveWarps * 32)
     apply_leaf_moves_column_major_kernel(float* __restrict__ a, int64_t ld, int64_t cols,
                                          const int* __restrict__ moves) {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    cudaGridDependencySynchronize();  // the leaf's moves (see programmatic_launch)
     const int count = moves[0];
     const int64_t j = int64_t(blockIdx.x) * kMoveWarps + warp;  // a warp owns a column
     if (j >= cols) return;
@@ -294,19 +297,40 @@ __global__ void __launch_bounds__(kMoveWarps * 32)
     }
 }
 
+// The leaves and their moves are launched as programmatic dependent launches
+// (Hopper): a kernel is launched while the one before it on the stream still
+// runs, and waits in cudaGridDependencySynchronize() for its completion and
+// memory, so each launch's latency overlaps the work before it. The recursive
+// panel is a chain of some 4 short kernels a leaf.
+cudaLaunchConfig_t programmatic_launch(dim3 block, cudaStream_t stream,
+                                       cudaLaunchAttribute& overlap) {
+    cudaLaunchConfig_t config = {};
+    config.blockDim = block;
+    config.gridDim = dim3(1);
+    config.stream = stream;
+    overlap = {};
+    overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    overlap.val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = &overlap;
+    config.numAttrs = 1;
+    return config;
+}
+
 template <int W, int S, int T>
 void launch_leaf(float* a, int64_t ld, bool column_major, int rows, int width, int* ipiv,
                  int pivot_base, int* info, int info_base, int* moves, cudaStream_t stream) {
     static_assert(W <= kLeafMaxWidth && W % 4 == 0, "leaf widths are multiples of 4 up to 32");
     const bool vector_rows = !column_major && width == W && ld % 4 == 0 &&
                              reinterpret_cast<uintptr_t>(a) % (4 * sizeof(float)) == 0;
+    cudaLaunchAttribute overlap;
+    const cudaLaunchConfig_t config = programmatic_launch(dim3(T), stream, overlap);
     if (column_major)
-        factor_leaf_kernel<W, S, T, true><<<1, T, 0, stream>>>(a, ld, rows, width, ipiv, pivot_base,
-                                                               info, info_base, moves, false);
+        TANDEM_CUDA_CHECK(cudaLaunchKernelEx(&config, factor_leaf_kernel<W, S, T, true>, a, ld, rows,
+                                             width, ipiv, pivot_base, info, info_base, moves, false));
     else
-        factor_leaf_kernel<W, S, T, false><<<1, T, 0, stream>>>(a, ld, rows, width, ipiv, pivot_base,
-                                                                info, info_base, moves, vector_rows);
-    TANDEM_CUDA_CHECK(cudaGetLastError());
+        TANDEM_CUDA_CHECK(cudaLaunchKernelEx(&config, factor_leaf_kernel<W, S, T, false>, a, ld, rows,
+                                             width, ipiv, pivot_base, info, info_base, moves,
+                                             vector_rows));
 }
 
 }  // namespace
@@ -346,16 +370,16 @@ void factor_leaf(float* a, int64_t ld, bool column_major, int64_t rows, int widt
 void apply_leaf_moves(float* a, int64_t ld, bool column_major, int64_t cols, const int* moves,
                       cudaStream_t stream) {
     if (cols <= 0) return;
+    cudaLaunchAttribute overlap;
+    cudaLaunchConfig_t config = programmatic_launch(dim3(kMoveWarps * 32), stream, overlap);
     if (column_major) {
-        const int64_t blocks = (cols + kMoveWarps - 1) / kMoveWarps;
-        apply_leaf_moves_column_major_kernel<<<static_cast<unsigned>(blocks), kMoveWarps * 32, 0,
-                                               stream>>>(a, ld, cols, moves);
+        config.gridDim = dim3(static_cast<unsigned>((cols + kMoveWarps - 1) / kMoveWarps));
+        TANDEM_CUDA_CHECK(cudaLaunchKernelEx(&config, apply_leaf_moves_column_major_kernel, a, ld,
+                                             cols, moves));
     } else {
-        const int64_t blocks = (cols + kMoveColumns - 1) / kMoveColumns;
-        apply_leaf_moves_kernel<<<static_cast<unsigned>(blocks), kMoveWarps * 32, 0, stream>>>(
-            a, ld, cols, moves);
+        config.gridDim = dim3(static_cast<unsigned>((cols + kMoveColumns - 1) / kMoveColumns));
+        TANDEM_CUDA_CHECK(cudaLaunchKernelEx(&config, apply_leaf_moves_kernel, a, ld, cols, moves));
     }
-    TANDEM_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace tandem::gpu

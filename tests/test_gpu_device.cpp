@@ -312,6 +312,53 @@ TEST_F(GpuDevice, AllocateReportsOutOfMemoryAndStaysUsable) {
 
 // The performance model is cached per fingerprint, and the update rate it
 // measures depends on the SGEMM policy: each policy gets its own model.
+// A catch-up of a block wider than the staging buffer holds at the storage's
+// height (a plan's last, square panel, which the workspaces are not sized
+// for): the interchanges, the TRSM and the product, against a reference in
+// double. 2000 rows x 700 columns is 1.4M floats; the buffer holds 1M.
+TEST_F(GpuDevice, CatchUpOfABlockWiderThanTheStagingBuffer) {
+    SCOPED_TRACE(seed_note());
+    const int64_t rows = 2000, j = 64, width = 700, cols = j + width;
+    device_->allocate(rows, cols, 8);
+    Vec a = random(rows * cols);  // column-major, ld = rows
+    // The first j columns: a unit lower L with |l| <= 1/10 (a well-conditioned solve).
+    for (int64_t k = 0; k < j; ++k)
+        for (int64_t i = 0; i < rows; ++i) {
+            float& x = a[i + k * rows];
+            x = i < k ? 0.0f : i == k ? 1.0f : 0.1f * x;
+        }
+    device_->upload(Queue::compute, a.data(), rows, 0, 0, rows, cols);
+    device_->synchronize();
+    std::vector<int> ipiv(j);
+    std::uniform_int_distribution<int64_t> pick(0, rows - 1);
+    for (int64_t k = 0; k < j; ++k) ipiv[k] = static_cast<int>(k + 1 + pick(rng_) % (rows - k));
+    device_->catch_up(Queue::compute, j, width, j, ipiv.data());
+    device_->synchronize();
+    const Vec after = read_storage(rows, cols);
+
+    std::vector<double> want(static_cast<size_t>(rows * width));
+    for (int64_t c = 0; c < width; ++c)
+        for (int64_t i = 0; i < rows; ++i) want[i + c * rows] = a[i + (j + c) * rows];
+    for (int64_t k = 0; k < j; ++k)
+        for (int64_t c = 0; c < width; ++c) std::swap(want[k + c * rows], want[(ipiv[k] - 1) + c * rows]);
+    auto l = [&](int64_t i, int64_t k) { return double(a[i + k * rows]); };
+    double worst = 0.0, scale = 0.0;
+    for (int64_t c = 0; c < width; ++c) {
+        double* x = &want[c * rows];
+        for (int64_t i = 1; i < j; ++i)  // U = inv(L11) A(0:j, c)
+            for (int64_t k = 0; k < i; ++k) x[i] -= l(i, k) * x[k];
+        for (int64_t i = j; i < rows; ++i)  // A(j:, c) -= L21 U
+            for (int64_t k = 0; k < j; ++k) x[i] -= l(i, k) * x[k];
+        for (int64_t i = 0; i < rows; ++i) {
+            worst = std::max(worst, std::fabs(after[i + (j + c) * rows] - x[i]));
+            scale = std::max(scale, std::fabs(x[i]) + 1.0);
+        }
+    }
+    EXPECT_LT(worst, 8.0 * j * kUnitRoundoff * scale);
+    for (int64_t k = 0; k < j; ++k)  // L is left alone
+        for (int64_t i = 0; i < rows; ++i) ASSERT_EQ(after[i + k * rows], a[i + k * rows]);
+}
+
 TEST_F(GpuDevice, FingerprintNamesThePanelMethod) {
     gpu::set_panel_method(*device_, DevicePanelMethod::cusolver);
     const std::string cusolver = device_->fingerprint();

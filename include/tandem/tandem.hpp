@@ -69,8 +69,10 @@ enum class PanelPlacement { automatic, cpu, device };
 
 // How a GPU factors the panels the plan gives it (and sgetrf_gpu a matrix it
 // factors in one piece).
-//   automatic: tandem's recursive panel on panels of up to 2048 rows, where it
-//              measured faster than cuSOLVER's getrf; cuSOLVER's on taller ones.
+//   automatic: tandem's recursive panel where it measured faster than
+//              cuSOLVER's getrf: sgetrf_gpu's matrix in one piece up to 2048
+//              rows, panels of tandem's row-major copy up to 2048 rows and 128
+//              columns; cuSOLVER's everywhere else.
 //   recursive: tandem's recursive panel on the storage as it lies (TRSM and
 //              GEMM between leaves of up to 32 columns, each factored by one
 //              thread block in registers) up to 4096 rows; cuSOLVER beyond.
