@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/cuda_backend.hpp"
@@ -188,43 +189,39 @@ TEST_F(GpuGetrfResident, HostRoutinesRejectGpuMemory) {
 }
 
 // One device panel over the caller's column-major matrix, by each route:
-// tandem's recursive panel (up to 4096 rows) and cuSOLVER's getrf (beyond, or
-// when asked). LAPACK's pivots where the matrix is small enough that rounding
-// cannot reorder near-ties, the residual bound everywhere, and a zero column
-// in a later leaf gives LAPACK's info.
+// tandem's recursive panel (up to 4096 rows; automatic up to 2048) and
+// cuSOLVER's getrf (beyond, or when asked). LAPACK's info (an exactly zero
+// column in a later leaf), the residual bound, the padding untouched. The
+// pivots are not compared with LAPACK's here: over hundreds of columns two
+// candidates can lie within the rounding by which the routes differ (seen
+// once at 600 x 600); the panel tests of test_gpu_device.cpp compare them.
 TEST_F(GpuGetrfResident, OneDevicePanelByEachRoute) {
-    struct Shape {
-        int m, n;
-        bool same_pivots;
-    };
     for (DevicePanelMethod method : {DevicePanelMethod::automatic, DevicePanelMethod::recursive,
                                      DevicePanelMethod::cusolver})
-        for (Shape s : {Shape{600, 600, true}, Shape{1100, 333, true}, Shape{4096, 4096, false},
-                        Shape{4100, 300, false}}) {
+        for (auto [m, n] : {std::pair<int, int>{600, 600}, {1100, 333}, {4096, 4096}, {4100, 300}}) {
             const uint64_t seed = test_seed();
             SCOPED_TRACE("method " + std::to_string(static_cast<int>(method)) + " m=" +
-                         std::to_string(s.m) + " n=" + std::to_string(s.n) +
+                         std::to_string(m) + " n=" + std::to_string(n) +
                          " seed=" + std::to_string(seed));
-            const int lda = s.m + 3;
-            std::vector<float> a = make_matrix(s.m, s.n, lda, MatrixKind::random, seed);
-            if (s.n > 200)  // an exactly zero column: info, and the factorization goes on
-                for (int i = 0; i < s.m; ++i) a[static_cast<size_t>(i + 190 * lda)] = 0.0f;
+            const int lda = m + 3;
+            std::vector<float> a = make_matrix(m, n, lda, MatrixKind::random, seed);
+            for (int i = 0; i < m; ++i) a[static_cast<size_t>(i + 190 * lda)] = 0.0f;
             ASSERT_NO_FATAL_FAILURE(upload(a));
             Options o;
             o.backend = Backend::gpu;
-            o.block_size = s.n;
+            o.block_size = n;
             o.placement = PanelPlacement::device;
             o.device_panel = method;
-            std::vector<int> ipiv(static_cast<size_t>(s.n), -7);
+            std::vector<int> ipiv(static_cast<size_t>(n), -7);
             Report report;
-            const int info = sgetrf_gpu(s.m, s.n, d_a_, lda, ipiv.data(), o, &report);
-            const LapackFactors expected = lapack_getrf(s.m, s.n, a, lda);
+            const int info = sgetrf_gpu(m, n, d_a_, lda, ipiv.data(), o, &report);
+            const LapackFactors expected = lapack_getrf(m, n, a, lda);
             EXPECT_EQ(info, expected.info);
-            if (s.same_pivots) EXPECT_EQ(ipiv, expected.ipiv);
+            EXPECT_EQ(info, 191);
             const std::vector<float> lu = download(a.size());
-            EXPECT_LT(factorization_residual(s.m, s.n, a.data(), lda, lu.data(), lda, ipiv.data()),
+            EXPECT_LT(factorization_residual(m, n, a.data(), lda, lu.data(), lda, ipiv.data()),
                       kResidualBound);
-            EXPECT_EQ(padding_changes(s.m, s.n, lda, lu.data()), 0);
+            EXPECT_EQ(padding_changes(m, n, lda, lu.data()), 0);
             EXPECT_NE(report.plan.find("in place"), std::string::npos) << report.plan;
         }
 }
