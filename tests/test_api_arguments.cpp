@@ -55,6 +55,10 @@ void expect_bad_options_rejected(const Options& good, int position,
     };
     with("layout 7", [](Options& o) { o.layout = static_cast<Layout>(7); });
     with("backend 9", [](Options& o) { o.backend = static_cast<Backend>(9); });
+    with("panel 5", [](Options& o) { o.panel = static_cast<PanelMethod>(5); });
+    with("placement 5", [](Options& o) { o.placement = static_cast<PanelPlacement>(5); });
+    with("gemm 5", [](Options& o) { o.gemm = static_cast<GemmKernel>(5); });
+    with("device_panel 5", [](Options& o) { o.device_panel = static_cast<DevicePanelMethod>(5); });
     with("num_devices -1", [](Options& o) { o.num_devices = -1; });
     with("block_size -1", [](Options& o) { o.block_size = -1; });
     with("max_block_size -1", [](Options& o) { o.max_block_size = -1; });
