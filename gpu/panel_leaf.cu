@@ -82,8 +82,10 @@ __global__ void __launch_bounds__(T, 1)
     if (t == 0) move_count = 0;
     cudaGridDependencySynchronize();  // the work before on the stream (see programmatic_launch)
     // Finite contents from the start: a column without a candidate (all NaN)
-    // reads a stale row here and multiplies it by zero (see the update).
+    // reads a stale row here and multiplies it by zero (see the update). The
+    // barrier keeps a slow thread's zeros off a row another warp publishes.
     for (int i = t; i < 2 * kWarps * W; i += T) (&published_values[0][0][0])[i] = 0.0f;
+    __syncthreads();
 
     float v[S][W];
     int logical[S];
@@ -112,12 +114,12 @@ __global__ void __launch_bounds__(T, 1)
     // to slot W-1), so the loop body indexes registers at compile time and
     // after W columns each value is back in its own slot.
     //
-    // A column's cost is a chain of latencies (reductions, the barrier,
-    // shared-memory round trips) more than arithmetic, so the loop is
-    // software-pipelined: each column first updates slot 0 (the next
-    // column), picks and reduces the warp's candidate for the next column,
-    // and only then updates the rest of the row while those reductions are
-    // in flight.
+    // The loop is software-pipelined: each column first updates slot 0 (the
+    // next column), picks and reduces the warp's candidate for the next
+    // column, and only then updates the rest of the row while those
+    // reductions are in flight. Measured, that gained nothing by itself: a
+    // column costs some 740 instructions a warp, of which the update is S * W
+    // FFMA (docs/PERFORMANCE.md), so instructions, not latencies, set the pace.
     int best_slot = -1;     // this thread's candidate for the current column
     int best_row = kNoRow;
     unsigned warp_key = 0;  // the warp's candidate
