@@ -2,7 +2,9 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <initializer_list>
 #include <limits>
+#include <utility>
 
 namespace tandem_bench {
 namespace {
@@ -28,6 +30,23 @@ bool parse_switch(const std::string& name, const std::string& value, bool& on, s
     }
     on = number == 1;
     return true;
+}
+
+// An option that names one of a few choices (`name` for the message).
+template <class Choice>
+bool parse_choice(const std::string& name, const std::string& value,
+                  std::initializer_list<std::pair<const char*, Choice>> choices, Choice& out,
+                  std::string& error) {
+    std::string names;
+    for (const auto& [word, choice] : choices) {
+        if (value == word) {
+            out = choice;
+            return true;
+        }
+        names += (names.empty() ? "" : ", ") + std::string(word);
+    }
+    error = name + ": '" + value + "' is not one of " + names;
+    return false;
 }
 
 bool parse_sizes(const std::string& text, std::vector<int>& sizes, std::string& error) {
@@ -168,37 +187,34 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
             }
             out.backend_text = value;
         } else if (name == "--panel") {
-            if (value == "auto") out.options.panel = tandem::PanelMethod::automatic;
-            else if (value == "lapack") out.options.panel = tandem::PanelMethod::lapack;
-            else if (value == "recursive") out.options.panel = tandem::PanelMethod::recursive;
-            else {
-                error = "--panel: '" + value + "' is not one of auto, lapack, recursive";
+            using tandem::PanelMethod;
+            if (!parse_choice(name, value,
+                              {{"auto", PanelMethod::automatic}, {"lapack", PanelMethod::lapack},
+                               {"recursive", PanelMethod::recursive}},
+                              out.options.panel, error))
                 return false;
-            }
         } else if (name == "--gemm") {
-            if (value == "auto") out.options.gemm = tandem::GemmKernel::automatic;
-            else if (value == "tandem") out.options.gemm = tandem::GemmKernel::tandem;
-            else if (value == "cublas") out.options.gemm = tandem::GemmKernel::cublas;
-            else {
-                error = "--gemm: '" + value + "' is not one of auto, tandem, cublas";
+            using tandem::GemmKernel;
+            if (!parse_choice(name, value,
+                              {{"auto", GemmKernel::automatic}, {"tandem", GemmKernel::tandem},
+                               {"cublas", GemmKernel::cublas}},
+                              out.options.gemm, error))
                 return false;
-            }
         } else if (name == "--device-panel") {
-            if (value == "auto") out.options.device_panel = tandem::DevicePanelMethod::automatic;
-            else if (value == "recursive") out.options.device_panel = tandem::DevicePanelMethod::recursive;
-            else if (value == "cusolver") out.options.device_panel = tandem::DevicePanelMethod::cusolver;
-            else {
-                error = "--device-panel: '" + value + "' is not one of auto, recursive, cusolver";
+            using tandem::DevicePanelMethod;
+            if (!parse_choice(name, value,
+                              {{"auto", DevicePanelMethod::automatic},
+                               {"recursive", DevicePanelMethod::recursive},
+                               {"cusolver", DevicePanelMethod::cusolver}},
+                              out.options.device_panel, error))
                 return false;
-            }
         } else if (name == "--placement") {
-            if (value == "auto") out.options.placement = tandem::PanelPlacement::automatic;
-            else if (value == "cpu") out.options.placement = tandem::PanelPlacement::cpu;
-            else if (value == "device") out.options.placement = tandem::PanelPlacement::device;
-            else {
-                error = "--placement: '" + value + "' is not one of auto, cpu, device";
+            using tandem::PanelPlacement;
+            if (!parse_choice(name, value,
+                              {{"auto", PanelPlacement::automatic}, {"cpu", PanelPlacement::cpu},
+                               {"device", PanelPlacement::device}},
+                              out.options.placement, error))
                 return false;
-            }
         } else if (name == "--stream") {
             if (!parse_switch(name, value, out.options.stream_matrix, error)) return false;
         } else if (name == "--matrix") {

@@ -59,10 +59,9 @@ int CudaDevice::factor_column_major(int64_t m, int64_t n, float* a, int64_t lda,
     const int m_i = blas_int(m, "m"), n_i = blas_int(n, "n"), lda_i = blas_int(lda, "lda");
     const cudaStream_t s = stream(Queue::compute);
     const int index = static_cast<int>(Queue::compute);
-    const size_t pivot_bytes = sizeof(int) * static_cast<size_t>(k + 1);
-    std::vector<int> pivots_and_info(static_cast<size_t>(k + 1));
+    int* device_pivots = nullptr;  // k pivots, then the info
     if (n <= m && use_recursive_panel(m, n, true)) {
-        int* const device_pivots = resident_pivots(k + 1 + kLeafMovesInts);
+        device_pivots = resident_pivots(k + 1 + kLeafMovesInts);
         int* const info = device_pivots + k;
         TANDEM_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), s));
         const DevicePanel panel{a, lda, true, m, static_cast<int>(n), device_pivots, info, info + 1};
@@ -73,28 +72,27 @@ int CudaDevice::factor_column_major(int64_t m, int64_t n, float* a, int64_t lda,
                                    product(Queue::compute, cols, rows, depth, -1.0f, right, lda,
                                            left, lda, 1.0f, c, lda);
                                });
-        TANDEM_CUDA_CHECK(cudaMemcpyAsync(pivots_and_info.data(), device_pivots, pivot_bytes,
-                                          cudaMemcpyDeviceToHost, s));
-        TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
-        std::copy(pivots_and_info.begin(), pivots_and_info.end() - 1, ipiv);
-        return pivots_and_info.back();
+    } else {
+        TANDEM_CUSOLVER_CHECK(cusolverDnSetStream(solvers_[index], s));
+        int work_floats = 0;
+        TANDEM_CUSOLVER_CHECK(
+            cusolverDnSgetrf_bufferSize(solvers_[index], m_i, n_i, a, lda_i, &work_floats));
+        const size_t work_bytes = sizeof(float) * static_cast<size_t>(std::max(work_floats, 1));
+        if (resident_work_.bytes() < work_bytes)
+            resident_work_ = DeviceBuffer(work_bytes, "sgetrf_gpu's cuSOLVER workspace");
+        device_pivots = resident_pivots(k + 1);
+        TANDEM_CUSOLVER_CHECK(cusolverDnSgetrf(solvers_[index], m_i, n_i, a, lda_i,
+                                               resident_work_.floats(), device_pivots,
+                                               device_pivots + k));
     }
-    TANDEM_CUSOLVER_CHECK(cusolverDnSetStream(solvers_[index], s));
-    int work_floats = 0;
-    TANDEM_CUSOLVER_CHECK(cusolverDnSgetrf_bufferSize(solvers_[index], m_i, n_i, a, lda_i, &work_floats));
-    const size_t work_bytes = sizeof(float) * static_cast<size_t>(std::max(work_floats, 1));
-    if (resident_work_.bytes() < work_bytes)
-        resident_work_ = DeviceBuffer(work_bytes, "sgetrf_gpu's cuSOLVER workspace");
-    int* const device_pivots = resident_pivots(k + 1);
-    TANDEM_CUSOLVER_CHECK(cusolverDnSgetrf(solvers_[index], m_i, n_i, a, lda_i,
-                                           resident_work_.floats(), device_pivots,
-                                           device_pivots + k));
-    TANDEM_CUDA_CHECK(cudaMemcpyAsync(pivots_and_info.data(), device_pivots, pivot_bytes,
-                                      cudaMemcpyDeviceToHost, s));
+    std::vector<int> pivots_and_info(static_cast<size_t>(k + 1));
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(pivots_and_info.data(), device_pivots,
+                                      sizeof(int) * pivots_and_info.size(), cudaMemcpyDeviceToHost,
+                                      s));
     TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
     std::copy(pivots_and_info.begin(), pivots_and_info.end() - 1, ipiv);
     const int info = pivots_and_info.back();
-    if (info < 0)
+    if (info < 0)  // cuSOLVER's; the recursive panel reports none
         throw Error(TANDEM_ERROR_DEVICE, name_ + ": cusolverDnSgetrf rejected argument " +
                                              std::to_string(-info));
     return info;
