@@ -134,13 +134,17 @@ private:
 
     // cuSOLVER getrf workspace of queue q large enough for a rows x width panel.
     void ensure_getrf_workspace(Queue q, int64_t rows, int width);
-    // Whether a rows x width panel (on the caller's column-major matrix, or
-    // this device's row-major storage) goes to tandem's recursive panel rather
+    // Whether a rows x width panel goes to tandem's recursive panel rather
     // than cuSOLVER's getrf: the method, and for automatic the measured limits.
+    // column_major: a column-major panel (the caller's matrix of sgetrf_gpu, or
+    // a row-major panel transposed into scratch); else the row-major storage
+    // in place.
     bool use_recursive_panel(int64_t rows, int64_t width, bool column_major) const;
-    // factor_panel by tandem's recursive panel (rows within the leaves' reach).
-    void factor_panel_recursively(Queue q, int64_t r0, int64_t c0, int64_t rows, int width,
-                                  int* pivots);
+    // tandem's recursive panel on the rows x width panel at a (rows within the
+    // leaves' reach) on queue q: device_pivots gets the width pivots, then the
+    // info, then the leaves' moves (kLeafMovesInts).
+    void factor_recursively(Queue q, float* a, int64_t ld, bool column_major, int64_t rows,
+                            int width, int* device_pivots);
     void ensure_getrf_workspaces(int64_t rows, int max_panel_width, int last_panel_width);
     // perm_ = identity on the compute queue, nothing folded in (allocate()).
     void reset_permutation();

@@ -1,7 +1,8 @@
-// CudaDevice: the GPU placement of a panel factorization, by one of two routes.
+// CudaDevice: the GPU placement of a panel factorization, by one of three routes.
 // - tandem's recursive panel (recursive_panel.hpp) factors the row-major
-//   storage as it lies, for panels whose rows its one-block leaves hold.
-// - cuSOLVER's getrf is column-major, the storage row-major: the panel is
+//   storage as it lies, for narrow panels whose rows its leaves hold.
+// - cuSOLVER's getrf, or the recursive panel on wider panels, work on a
+//   column-major panel, the storage is row-major: the panel is
 //   transposed into the queue's staging buffer, factored there and transposed
 //   back (factoring the transposed view in place would pivot columns, not
 //   rows). Both transposes together move 4 * rows * width * 4 bytes: about
@@ -12,6 +13,7 @@
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_device.hpp"
+#include "gpu/gemm.hpp"
 #include "gpu/panel_leaf.hpp"
 #include "gpu/recursive_panel.hpp"
 #include "gpu/transpose.hpp"
@@ -57,67 +59,73 @@ void CudaDevice::factor_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int
                                            std::to_string(width) + " wide");
     pivots[width] = 0;  // written now: nothing below runs for an empty panel
     if (rows == 0 || width == 0) return;
-    if (use_recursive_panel(rows, width, false)) {
-        factor_panel_recursively(q, r0, c0, rows, width, pivots);
-        return;
-    }
-    const Staging scratch = staging(q);
-    if (rows * width > scratch.capacity)
-        contract_error("factor_panel", "a " + std::to_string(rows) + " x " +
-                                           std::to_string(width) +
-                                           " panel exceeds the staging buffer");
     ensure_getrf_workspace(q, rows, width);
     const int index = static_cast<int>(q);
     const cudaStream_t s = stream(q);
-    const int rows_i = blas_int(rows, "panel rows");
     int* device_pivots = getrf_pivots_[index].ints();
-
-    // Row-major rows x width is column-major width x rows: its transpose is the panel.
-    transpose(at(r0, c0), ld_, width, rows, scratch.data, rows, s);
-    TANDEM_CUSOLVER_CHECK(cusolverDnSetStream(solvers_[index], s));
-    TANDEM_CUSOLVER_CHECK(cusolverDnSgetrf(solvers_[index], rows_i, width, scratch.data, rows_i,
-                                           getrf_work_[index].floats(), device_pivots,
-                                           device_pivots + width));
-    transpose(scratch.data, rows, rows, width, at(r0, c0), ld_, s);
+    if (use_recursive_panel(rows, width, false)) {
+        factor_recursively(q, at(r0, c0), ld_, false, rows, width, device_pivots);
+    } else {
+        const Staging scratch = staging(q);
+        if (rows * width > scratch.capacity)
+            contract_error("factor_panel", "a " + std::to_string(rows) + " x " +
+                                               std::to_string(width) +
+                                               " panel exceeds the staging buffer");
+        // Row-major rows x width is column-major width x rows: its transpose is the panel.
+        transpose(at(r0, c0), ld_, width, rows, scratch.data, rows, s);
+        if (use_recursive_panel(rows, width, true)) {
+            factor_recursively(q, scratch.data, rows, true, rows, width, device_pivots);
+        } else {
+            const int rows_i = blas_int(rows, "panel rows");
+            TANDEM_CUSOLVER_CHECK(cusolverDnSetStream(solvers_[index], s));
+            TANDEM_CUSOLVER_CHECK(cusolverDnSgetrf(solvers_[index], rows_i, width, scratch.data,
+                                                   rows_i, getrf_work_[index].floats(),
+                                                   device_pivots, device_pivots + width));
+        }
+        transpose(scratch.data, rows, rows, width, at(r0, c0), ld_, s);
+    }
     TANDEM_CUDA_CHECK(cudaMemcpyAsync(pivots, device_pivots, sizeof(int) * (width + 1),
                                       cudaMemcpyDeviceToHost, s));
 }
 
-// Automatic takes the recursive panel where it measured faster than
-// cuSOLVER's getrf on the H200 (2026-11-22, medians; docs/PERFORMANCE.md):
-// - the caller's column-major matrix (sgetrf_gpu in one piece): up to 2048
-//   rows (tools/probes/device_panel_parts.cpp: 2048 x 2048 in 3.83 against
-//   4.55 ms, 2048 x 512 1.06 against 1.37), not at 4096 (4096 x 4096: 12.5
-//   against 11.7; 8-column leaves, and a column costs more);
-// - tandem's row-major storage: only up to 128 columns (the calibration:
-//   2048 x 128 in 0.34 against 0.38 ms with the transposes; 2048 x 512 1.45
-//   against 1.40, the whole 2048 x 2048 5.10 against 4.59), for cuBLAS's
-//   right-sided TRSM of row-major blocks is about half as fast.
+// Automatic takes the recursive panel wherever its leaves reach (up to 65536
+// rows): with leaves held by thread block clusters it measured faster than
+// cuSOLVER's getrf on every column-major panel tried on the H200, 1.04-1.36x
+// from 1024 x 128 to 65536 x 512 and the whole 2048^2, 4096^2 and 8192^2
+// (2026-11-22, tools/probes/device_panel_parts.cpp; docs/PERFORMANCE.md).
+// Row-major panels of up to 128 columns are factored in place; wider ones
+// are transposed and factored column-major, for cuBLAS's TRSM of row-major
+// blocks (a right-sided solve to cuBLAS) is about half as fast (138 against
+// 85 us at 512 x 512).
 bool CudaDevice::use_recursive_panel(int64_t rows, int64_t width, bool column_major) const {
-    constexpr int64_t kAutomaticRows = 2048, kAutomaticRowMajorWidth = 128;
-    switch (panel_method_) {
-    case DevicePanelMethod::cusolver: return false;
-    case DevicePanelMethod::recursive: return recursive_panel_fits(rows);
-    case DevicePanelMethod::automatic: break;
-    }
-    return rows <= kAutomaticRows && recursive_panel_fits(rows) &&
-           (column_major || width <= kAutomaticRowMajorWidth);
+    constexpr int64_t kRowMajorWidth = 128;
+    if (panel_method_ == DevicePanelMethod::cusolver) return false;
+    return recursive_panel_fits(rows) && (column_major || width <= kRowMajorWidth);
 }
 
-void CudaDevice::factor_panel_recursively(Queue q, int64_t r0, int64_t c0, int64_t rows,
-                                          int width, int* pivots) {
-    ensure_getrf_workspace(q, rows, width);
-    const int index = static_cast<int>(q);
+void CudaDevice::factor_recursively(Queue q, float* a, int64_t ld, bool column_major, int64_t rows,
+                                    int width, int* device_pivots) {
     const cudaStream_t s = stream(q);
-    int* device_pivots = getrf_pivots_[index].ints();
     int* const info = device_pivots + width;
     TANDEM_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), s));
-    const DevicePanel panel{at(r0, c0), ld_, false, rows, width, device_pivots, info, info + 1};
+    const DevicePanel panel{a, ld, column_major, rows, width, device_pivots, info, info + 1};
+    // The panel's own products go to cuBLAS unless tandem's kernels are
+    // forced: the tuning table holds the trailing update's shapes, and on the
+    // recursion's shapes its picks made the whole 8192^2 recursive panel take
+    // 33.2 ms against 28.3 with cuBLAS (H200, 2026-11-22, docs/PERFORMANCE.md).
+    const bool tandem_kernels = gemm_policy_ == GemmKernel::tandem;
+    auto row_major_product = [&](int64_t m, int64_t n, int64_t k, const float* x, const float* y,
+                                 float* c) {
+        if (tandem_kernels) product(q, m, n, k, -1.0f, x, ld, y, ld, 1.0f, c, ld);
+        else gemm(blas(q), m, n, k, -1.0f, x, ld, y, ld, 1.0f, c, ld);
+    };
     factor_panel_recursive(panel, blas(q),
-                           [&](int64_t m, int64_t n, int64_t k, const float* a, const float* b,
-                               float* c) { product(q, m, n, k, -1.0f, a, ld_, b, ld_, 1.0f, c, ld_); });
-    TANDEM_CUDA_CHECK(cudaMemcpyAsync(pivots, device_pivots, sizeof(int) * (width + 1),
-                                      cudaMemcpyDeviceToHost, s));
+                           [&](int64_t m, int64_t n, int64_t k, const float* x, const float* y,
+                               float* c) {
+                               // Column-major c -= x y is row-major c^T -= y^T x^T.
+                               if (column_major) row_major_product(n, m, k, y, x, c);
+                               else row_major_product(m, n, k, x, y, c);
+                           });
 }
 
 void CudaDevice::take_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) {

@@ -10,7 +10,6 @@
 #include "gpu/cuda_device.hpp"
 #include "gpu/gemm.hpp"
 #include "gpu/panel_leaf.hpp"
-#include "gpu/recursive_panel.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::gpu {
@@ -62,16 +61,7 @@ int CudaDevice::factor_column_major(int64_t m, int64_t n, float* a, int64_t lda,
     int* device_pivots = nullptr;  // k pivots, then the info
     if (n <= m && use_recursive_panel(m, n, true)) {
         device_pivots = resident_pivots(k + 1 + kLeafMovesInts);
-        int* const info = device_pivots + k;
-        TANDEM_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), s));
-        const DevicePanel panel{a, lda, true, m, static_cast<int>(n), device_pivots, info, info + 1};
-        // Column-major c -= a b is row-major c^T -= b^T a^T.
-        factor_panel_recursive(panel, blas(Queue::compute),
-                               [&](int64_t rows, int64_t cols, int64_t depth, const float* left,
-                                   const float* right, float* c) {
-                                   product(Queue::compute, cols, rows, depth, -1.0f, right, lda,
-                                           left, lda, 1.0f, c, lda);
-                               });
+        factor_recursively(Queue::compute, a, lda, true, m, static_cast<int>(n), device_pivots);
     } else {
         TANDEM_CUSOLVER_CHECK(cusolverDnSetStream(solvers_[index], s));
         int work_floats = 0;

@@ -1,5 +1,9 @@
 #include "gpu/panel_leaf.hpp"
 
+#include <cooperative_groups.h>
+
+#include <algorithm>
+#include <atomic>
 #include <cfloat>
 #include <climits>
 #include <cstdint>
@@ -11,7 +15,8 @@
 namespace tandem::gpu {
 namespace {
 
-constexpr int kNoRow = INT_MAX;  // the logical index of a thread's slot past the last row
+constexpr int kNoRow = INT_MAX;
+constexpr int kMaxClusterBlocks = 16;  // the largest (non-portable) cluster on Hopper  // the logical index of a thread's slot past the last row
 
 // Which of two candidates for a pivot wins: the larger magnitude, then the
 // smaller logical row (LAPACK's isamax takes the first maximum). Magnitudes
@@ -66,32 +71,62 @@ __device__ __forceinline__ void publish_slot(const float (&v)[S][W], int slot, i
 // records the net permutation.
 // Column-major storage (the caller's matrix of sgetrf_gpu) differs only in
 // where element (r, k) lies.
-template <int W, int S, int T, bool kColumnMajor>
+//
+// kCluster: a leaf too tall for one block's registers is held by a thread
+// block cluster (Hopper) of gridDim.x blocks, block b holding rows
+// b*S*T .. (b+1)*S*T-1 the same way. Each warp then pushes its candidate
+// into an inbox in EVERY block's shared memory (distributed shared memory:
+// remote stores, which do not stall the warp as remote loads would), the
+// barrier of step 2 is the cluster's, and each warp reduces the candidates
+// of its own inbox (a lane a candidate) and reads the pivot row there.
+// Pulling the candidates and the row from the other blocks instead cost 5 us
+// a column at 16 blocks (docs/PERFORMANCE.md). Block 0 alone writes ipiv,
+// info and the moves' count.
+template <int W, int S, int T, bool kColumnMajor, bool kCluster>
 __global__ void __launch_bounds__(T, 1)
     factor_leaf_kernel(float* __restrict__ a, int64_t ld, int rows, int width,
                        int* __restrict__ ipiv, int pivot_base, int* __restrict__ info,
                        int info_base, int* __restrict__ moves, bool vector_rows) {
+    namespace cg = cooperative_groups;
     constexpr int kWarps = T / 32;
     static_assert(kWarps <= 32, "one warp reduces the warps' candidates");
     __shared__ __align__(16) unsigned published_key[2][kWarps];
     __shared__ __align__(16) int published_row[2][kWarps];
     __shared__ __align__(16) float published_values[2][kWarps][W];
     __shared__ int move_count;
+    // The cluster's candidates, entry b * kWarps + w from block b's warp w.
+    constexpr int kInbox = kCluster ? kMaxClusterBlocks * kWarps : 1;
+    __shared__ __align__(16) unsigned inbox_key[2][kInbox];
+    __shared__ __align__(16) int inbox_row[2][kInbox];
+    __shared__ __align__(16) float inbox_values[2][kInbox][W];
 
     const int t = threadIdx.x, lane = t % 32, warp = t / 32;
+    const int block = kCluster ? static_cast<int>(blockIdx.x) : 0;
+    const int blocks = kCluster ? static_cast<int>(gridDim.x) : 1;
+    const int first_row = block * S * T;  // of this block's rows
+    // Every block's barrier, or the cluster's (which orders shared-memory
+    // writes before other blocks' reads, as __syncthreads does in a block).
+    auto barrier = [] {
+        if constexpr (kCluster) cg::this_cluster().sync();
+        else __syncthreads();
+    };
     if (t == 0) move_count = 0;
     cudaGridDependencySynchronize();  // the work before on the stream (see programmatic_launch)
     // Finite contents from the start: a column without a candidate (all NaN)
     // reads a stale row here and multiplies it by zero (see the update). The
     // barrier keeps a slow thread's zeros off a row another warp publishes.
     for (int i = t; i < 2 * kWarps * W; i += T) (&published_values[0][0][0])[i] = 0.0f;
-    __syncthreads();
+    if constexpr (kCluster)
+        for (int i = t; i < 2 * kInbox * W; i += T) (&inbox_values[0][0][0])[i] = 0.0f;
+    // In a cluster, also: every block has started (and zeroed its inbox)
+    // before any block writes into another's shared memory.
+    barrier();
 
     float v[S][W];
     int logical[S];
 #pragma unroll
     for (int s = 0; s < S; ++s) {
-        const int r = t + s * T;
+        const int r = first_row + t + s * T;
         logical[s] = r < rows ? r : kNoRow;
         const float* row = kColumnMajor ? a + r : a + int64_t(r) * ld;
         const int64_t step = kColumnMajor ? ld : 1;  // from one column to the next
@@ -139,7 +174,21 @@ __global__ void __launch_bounds__(T, 1)
         const int parity = j % 2;
         if (warp_row != kNoRow && best_row == warp_row)  // this thread holds the warp's candidate
             publish_slot<S, W>(v, best_slot, W - j, published_values[parity][warp]);
-        if (lane == 0) {
+        if constexpr (kCluster) {
+            // Lane k pushes the row's value k to every block of the cluster.
+            const cg::cluster_group cluster = cg::this_cluster();
+            __syncwarp();
+            const float value = lane < W ? published_values[parity][warp][lane] : 0.0f;
+            const int entry = block * kWarps + warp;
+            for (int b = 0; b < blocks; ++b) {
+                const unsigned rank = static_cast<unsigned>(b);
+                if (lane < W) *cluster.map_shared_rank(&inbox_values[parity][entry][lane], rank) = value;
+                if (lane == 0) {
+                    *cluster.map_shared_rank(&inbox_key[parity][entry], rank) = warp_key;
+                    *cluster.map_shared_rank(&inbox_row[parity][entry], rank) = warp_row;
+                }
+            }
+        } else if (lane == 0) {
             published_key[parity][warp] = warp_key;
             published_row[parity][warp] = warp_row;
         }
@@ -153,18 +202,37 @@ __global__ void __launch_bounds__(T, 1)
 #pragma unroll 1
     for (int j = 0; j < width; ++j) {
         const int parity = j % 2;
-        __syncthreads();
+        barrier();
 
-        // Every thread reduces the warps' candidates itself, from shared
-        // memory (broadcast reads): no cross-lane round trips.
         unsigned pivot_key = 0;
-        int pivot = kNoRow, pivot_warp = 0;
+        int pivot = kNoRow;
+        const float* pivot_values = nullptr;  // the published pivot row
+        if constexpr (kCluster) {
+            // Lane-striped over the inbox, then the warp's reductions; the
+            // lane that read the winner names its entry.
+            unsigned key = 0;
+            int row = kNoRow, where = 0;
+            for (int e = lane; e < blocks * kWarps; e += 32) {
+                const unsigned k = inbox_key[parity][e];
+                const int r = inbox_row[parity][e];
+                if (k > key || (k == key && k != 0 && r < row)) key = k, row = r, where = e;
+            }
+            warp_winner(key, row, pivot_key, pivot);
+            const unsigned holder = __ballot_sync(0xffffffffu, key == pivot_key && row == pivot);
+            where = __shfl_sync(0xffffffffu, where, holder != 0 ? __ffs(holder) - 1 : 0);
+            pivot_values = inbox_values[parity][where];
+        } else {
+            // Every thread reduces the warps' candidates itself, from shared
+            // memory (broadcast reads): no cross-lane round trips.
+            int pivot_warp = 0;
 #pragma unroll
-        for (int w = 0; w < kWarps; ++w) {
-            const unsigned key = published_key[parity][w];
-            const int row = published_row[parity][w];
-            if (key > pivot_key || (key == pivot_key && key != 0 && row < pivot))
-                pivot_key = key, pivot = row, pivot_warp = w;
+            for (int w = 0; w < kWarps; ++w) {
+                const unsigned key = published_key[parity][w];
+                const int row = published_row[parity][w];
+                if (key > pivot_key || (key == pivot_key && key != 0 && row < pivot))
+                    pivot_key = key, pivot = row, pivot_warp = w;
+            }
+            pivot_values = published_values[parity][pivot_warp];
         }
         // Every candidate NaN: no row qualifies. The row at j stays; the
         // column's NaNs spread through the update as they would in LAPACK.
@@ -176,7 +244,7 @@ __global__ void __launch_bounds__(T, 1)
         // leave as they are (exactly: x - l * 0 = x for finite l).
         float u[W];
 #pragma unroll
-        for (int k = 0; k < W; ++k) u[k] = published_values[parity][pivot_warp][k];
+        for (int k = 0; k < W; ++k) u[k] = pivot_values[k];
         const float pivot_value = found ? u[0] : __int_as_float(0x7fc00000);
 
 #pragma unroll
@@ -185,7 +253,7 @@ __global__ void __launch_bounds__(T, 1)
             else if (logical[s] == j) logical[s] = pivot;
         }
         if (t == 0) {
-            ipiv[j] = pivot_base + 1 + pivot;
+            if (block == 0) ipiv[j] = pivot_base + 1 + pivot;
             if (pivot_value == 0.0f && first_zero == 0) first_zero = j + 1;
         }
 
@@ -221,9 +289,11 @@ __global__ void __launch_bounds__(T, 1)
         }
         if (more) publish_candidate(j + 1);
     }
+    // Block 0's count of the moves; the cluster's blocks add to it in place.
+    int* const move_counter = kCluster ? cg::this_cluster().map_shared_rank(&move_count, 0u) : &move_count;
 #pragma unroll
     for (int s = 0; s < S; ++s) {
-        const int r = t + s * T;
+        const int r = first_row + t + s * T;
         if (r >= rows) continue;
         float* row = kColumnMajor ? a + r : a + int64_t(r) * ld;
         const int64_t step = kColumnMajor ? ld : 1;
@@ -239,13 +309,14 @@ __global__ void __launch_bounds__(T, 1)
             }
         }
         if (logical[s] != r) {
-            const int i = atomicAdd(&move_count, 1);
+            const int i = atomicAdd(move_counter, 1);
             moves[1 + 2 * i] = logical[s];
             moves[2 + 2 * i] = r;
         }
     }
-    __syncthreads();
-    if (t == 0) {
+    // Also keeps every block's shared memory alive until no other block reads it.
+    barrier();
+    if (t == 0 && block == 0) {
         moves[0] = move_count;
         if (first_zero != 0 && *info == 0) *info = info_base + first_zero;
     }
@@ -318,55 +389,132 @@ cudaLaunchConfig_t programmatic_launch(dim3 block, cudaStream_t stream,
     return config;
 }
 
-template <int W, int S, int T>
-void launch_leaf(float* a, int64_t ld, bool column_major, int rows, int width, int* ipiv,
+// Leaf shapes: W columns, S rows a thread, T = 256 threads a block; S * W
+// registers of data a thread stay below the 255-register cap. One block holds
+// 4 * 256 rows of 32 columns, 8 * 256 of 16 or 16 * 256 of 8; a cluster of
+// blocks holds as many times that.
+constexpr int kLeafThreads = 256;
+constexpr int rows_per_block(int width) { return (width > 16 ? 4 : width > 8 ? 8 : 16) * kLeafThreads; }
+
+// A cluster of more than 8 blocks is a non-portable size: the kernel must
+// allow it, and the device must have that many SMs free in one GPC.
+constexpr int kPortableClusterBlocks = 8, kLargestClusterBlocks = kMaxClusterBlocks;
+template <typename Kernel>
+void allow_large_clusters(Kernel kernel) {
+    TANDEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+}
+
+template <int W, int S, bool kCluster>
+void launch_leaf(int blocks, float* a, int64_t ld, bool column_major, int rows, int width, int* ipiv,
                  int pivot_base, int* info, int info_base, int* moves, cudaStream_t stream) {
     static_assert(W <= kLeafMaxWidth && W % 4 == 0, "leaf widths are multiples of 4 up to 32");
     const bool vector_rows = !column_major && width == W && ld % 4 == 0 &&
                              reinterpret_cast<uintptr_t>(a) % (4 * sizeof(float)) == 0;
-    cudaLaunchAttribute overlap;
-    const cudaLaunchConfig_t config = programmatic_launch(dim3(T), stream, overlap);
-    if (column_major)
-        TANDEM_CUDA_CHECK(cudaLaunchKernelEx(&config, factor_leaf_kernel<W, S, T, true>, a, ld, rows,
-                                             width, ipiv, pivot_base, info, info_base, moves, false));
-    else
-        TANDEM_CUDA_CHECK(cudaLaunchKernelEx(&config, factor_leaf_kernel<W, S, T, false>, a, ld, rows,
-                                             width, ipiv, pivot_base, info, info_base, moves,
-                                             vector_rows));
+    cudaLaunchAttribute attributes[2];
+    cudaLaunchConfig_t config = programmatic_launch(dim3(kLeafThreads), stream, attributes[0]);
+    auto kernel = column_major ? factor_leaf_kernel<W, S, kLeafThreads, true, kCluster>
+                               : factor_leaf_kernel<W, S, kLeafThreads, false, kCluster>;
+    if constexpr (kCluster) {
+        config.gridDim = dim3(static_cast<unsigned>(blocks));
+        attributes[1] = {};
+        attributes[1].id = cudaLaunchAttributeClusterDimension;
+        attributes[1].val.clusterDim.x = static_cast<unsigned>(blocks);
+        attributes[1].val.clusterDim.y = 1;
+        attributes[1].val.clusterDim.z = 1;
+        config.attrs = attributes;
+        config.numAttrs = 2;
+        if (blocks > kPortableClusterBlocks) allow_large_clusters(kernel);
+    }
+    TANDEM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a, ld, rows, width, ipiv, pivot_base, info,
+                                         info_base, moves, vector_rows && !column_major));
+}
+
+// The most blocks a leaf's cluster may have on the current device, asked once
+// a device: 16 where one such cluster fits (the H100 and H200 do), else 8.
+int max_cluster_blocks() {
+    constexpr int kMaxDevices = 64;
+    static std::atomic<int> known[kMaxDevices] = {};  // 0: not asked yet
+    int device = 0;
+    TANDEM_CUDA_CHECK(cudaGetDevice(&device));
+    if (device < kMaxDevices && known[device].load() != 0) return known[device].load();
+    auto kernel = factor_leaf_kernel<32, 4, kLeafThreads, true, true>;
+    allow_large_clusters(kernel);
+    cudaLaunchAttribute cluster = {};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = kLargestClusterBlocks;
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(kLargestClusterBlocks);
+    config.blockDim = dim3(kLeafThreads);
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    int clusters = 0;
+    TANDEM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+    const int blocks = clusters > 0 ? kLargestClusterBlocks : kPortableClusterBlocks;
+    if (device < kMaxDevices) known[device].store(blocks);
+    return blocks;
+}
+
+std::atomic<bool> leaf_clusters{true};
+
+// The widest leaf of one block for `rows` rows (0: none holds them).
+int single_block_leaf_width(int64_t rows) {
+    for (int w : {32, 16, 8})
+        if (rows <= rows_per_block(w)) return w;
+    return 0;
 }
 
 }  // namespace
 
-// Leaf shapes: W columns, S rows a thread, T threads; S * W registers of data
-// a thread stay below the 255-register cap at T = 256.
+void set_leaf_clusters(bool enabled) { leaf_clusters.store(enabled); }
+
+// One block up to 2048 rows: 16 columns of 2048 rows cost 1.72 us a column
+// there, 32 columns in a cluster of two blocks 1.92 (the H200, 2026-11-22,
+// tools/probes/device_panel_parts.cpp). Beyond, clusters of up to 8 blocks of
+// 32-column leaves, then the narrower leaves in up to the largest cluster.
 int leaf_width_for(int64_t rows) {
-    if (rows <= 4 * 256) return 32;
-    if (rows <= 8 * 256) return 16;
-    if (rows <= 16 * 256) return 8;
+    if (rows <= rows_per_block(16) || !leaf_clusters.load()) return single_block_leaf_width(rows);
+    if (rows <= kPortableClusterBlocks * rows_per_block(32)) return 32;
+    const int64_t most = max_cluster_blocks();
+    for (int w : {16, 8})
+        if (rows <= most * rows_per_block(w)) return w;
     return 0;
 }
 
 void factor_leaf(float* a, int64_t ld, bool column_major, int64_t rows, int width, int* ipiv,
                  int pivot_base, int* info, int info_base, int* moves, cudaStream_t stream) {
-    const int limit = leaf_width_for(rows);
-    if (width <= 0 || width > limit || width > rows)
+    const int single = single_block_leaf_width(rows);
+    const bool fits = width <= single ||
+                      (width <= kLeafMaxWidth && rows <= int64_t(max_cluster_blocks()) * rows_per_block(width));
+    if (width <= 0 || width > rows || !fits)
         throw Error(TANDEM_ERROR_INTERNAL, "factor_leaf: a " + std::to_string(rows) + " x " +
                                                std::to_string(width) + " block is not a leaf");
     const int r = static_cast<int>(rows);
-    // As few row slots a thread as hold the rows: every slot costs its
-    // column's worth of instructions whether it holds a row or not.
-    auto launch = [&](auto leaf) { leaf(a, ld, column_major, r, width, ipiv, pivot_base, info, info_base, moves, stream); };
-    if (limit == 32) {
-        if (rows <= 256) launch(launch_leaf<32, 1, 256>);
-        else if (rows <= 512) launch(launch_leaf<32, 2, 256>);
-        else launch(launch_leaf<32, 4, 256>);
-    } else if (limit == 16) {
-        if (rows <= 6 * 256) launch(launch_leaf<16, 6, 256>);
-        else launch(launch_leaf<16, 8, 256>);
-    } else {
-        if (rows <= 12 * 256) launch(launch_leaf<8, 12, 256>);
-        else launch(launch_leaf<8, 16, 256>);
+    auto launch = [&](auto leaf, int blocks) {
+        leaf(blocks, a, ld, column_major, r, width, ipiv, pivot_base, info, info_base, moves, stream);
+    };
+    if (width <= single) {
+        // As few row slots a thread as hold the rows: every slot costs its
+        // column's worth of instructions whether it holds a row or not.
+        if (single == 32) {
+            if (rows <= 256) launch(launch_leaf<32, 1, false>, 1);
+            else if (rows <= 512) launch(launch_leaf<32, 2, false>, 1);
+            else launch(launch_leaf<32, 4, false>, 1);
+        } else if (single == 16) {
+            if (rows <= 6 * 256) launch(launch_leaf<16, 6, false>, 1);
+            else launch(launch_leaf<16, 8, false>, 1);
+        } else {
+            if (rows <= 12 * 256) launch(launch_leaf<8, 12, false>, 1);
+            else launch(launch_leaf<8, 16, false>, 1);
+        }
+        return;
     }
+    // A cluster of blocks with full row slots, as narrow a leaf shape as the width allows.
+    auto blocks_for = [&](int w) { return static_cast<int>((rows + rows_per_block(w) - 1) / rows_per_block(w)); };
+    if (width <= 8) launch(launch_leaf<8, 16, true>, blocks_for(8));
+    else if (width <= 16) launch(launch_leaf<16, 8, true>, blocks_for(16));
+    else launch(launch_leaf<32, 4, true>, blocks_for(32));
 }
 
 void apply_leaf_moves(float* a, int64_t ld, bool column_major, int64_t cols, const int* moves,

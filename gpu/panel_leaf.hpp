@@ -1,7 +1,7 @@
 // The leaves of the GPU's recursive panel factorization: a narrow
-// block (up to 32 columns, up to 6144 rows) factored with partial pivoting by
-// ONE thread block that holds the whole block in registers, so that each
-// column costs one block barrier instead of the kernel launches or grid-wide
+// block (up to 32 columns) factored with partial pivoting by ONE thread block,
+// or one thread block cluster, that holds the whole block in registers, so
+// that each column costs one barrier instead of the kernel launches or grid-wide
 // synchronizations of a panel spread over the GPU. Rows are not moved while
 // the columns are factored: each row carries its logical position, and the
 // leaf reports the net row permutation as a short list of moves, which
@@ -20,14 +20,23 @@ namespace tandem::gpu {
 constexpr int kLeafMaxWidth = 32;
 constexpr int kLeafMovesInts = 1 + 2 * 2 * kLeafMaxWidth;
 
-// The widest leaf that one thread block holds for a block of `rows` rows:
-// 32 up to 1536 rows, 16 up to 3072, 8 up to 6144, else 0 (too tall).
+// The leaf width the recursive panel uses for a block of `rows` rows (0: too
+// tall for any leaf). One thread block holds 32 columns of up to 1024 rows,
+// 16 of 2048 or 8 of 4096; taller leaves are held by a thread block cluster
+// of up to 8 blocks (16 where the device can schedule that many: Hopper), so
+// 32 columns of up to 8192 (16384) rows, 16 of 16384 (32768), 8 of 32768
+// (65536). With clusters off (set_leaf_clusters), one block's widths only.
 int leaf_width_for(int64_t rows);
+
+// Whether leaf_width_for may choose clustered leaves (default: yes); for
+// probes and tests that compare the two.
+void set_leaf_clusters(bool enabled);
 
 // LU with partial pivoting (LAPACK's rule: the largest magnitude, the first
 // row on ties; zero pivots continue) of the rows x width block at `a` (device,
-// leading dimension ld, row-major or column-major), with width <= leaf_width_for(rows) and
-// width <= rows. In place, with the rows left where they were (NOT
+// leading dimension ld, row-major or column-major), width <= rows, with
+// width <= 32 and a cluster that holds the rows, or a width one block holds
+// (one block is used then). In place, with the rows left where they were (NOT
 // interchanged); then:
 //   ipiv[j] = pivot_base + 1 + (the 0-based pivot row of column j), j < width;
 //   *info = info_base + j + 1 for the first exactly zero pivot j, if *info was 0;

@@ -172,8 +172,8 @@ StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& reques
     if (may_take_whole) {
         const double whole = model.device_whole_seconds(request.n);
         const double whole_total = whole + plan.host_copy_seconds;
-        const double steps_total =
-            std::max(kStepModelOptimism * plan.predicted_seconds, plan.host_copy_seconds);
+        const double optimism = request.streamed ? kStreamedStepModelOptimism : kStepModelOptimism;
+        const double steps_total = std::max(optimism * plan.predicted_seconds, plan.host_copy_seconds);
         if (whole_total < steps_total) {
             StepPlan single;
             single.widths = {static_cast<int>(request.n)};
@@ -182,6 +182,7 @@ StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& reques
             single.predicted_seconds = whole;
             single.host_copy_seconds = plan.host_copy_seconds;
             single.steps_alternative_seconds = plan.predicted_seconds;
+            single.steps_optimism = optimism;
             return single;
         }
     }
@@ -198,7 +199,7 @@ std::string StepPlan::describe() const {
         std::snprintf(line, sizeof line,
                       "the whole matrix in one device panel: steps would take %.2f ms by the model "
                       "(x %.2f, what runs take beyond it)\n",
-                      1e3 * steps_alternative_seconds, kStepModelOptimism);
+                      1e3 * steps_alternative_seconds, steps_optimism);
         out << line;
     }
     if (host_copy_seconds > 0.0) {

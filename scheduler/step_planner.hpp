@@ -52,8 +52,9 @@ struct StepPlan {
     double predicted_seconds = 0.0;    // of the steps (not the initial and final transfers)
     double host_copy_seconds = 0.0;    // streamed: the host's share of moving A both ways
     // > 0: one step takes the whole matrix (its panel factored on the device);
-    // the steps' predicted time, for the record.
+    // the steps' predicted time, and the factor it was weighed by, for the record.
     double steps_alternative_seconds = 0.0;
+    double steps_optimism = 0.0;
     std::string describe() const;      // one line per run of equal steps
 };
 
@@ -63,15 +64,21 @@ std::vector<int> candidate_widths_up_to(int max_width);
 
 // What runs take beyond the step model's prediction (launch gaps, the host's
 // synchronisations, the copies of each step's panel): 1.2x-1.3x at n = 2048
-// to 16384 on one H200 (tandem-bench lu --matrix gpu --plan, 2026-11-22,
-// docs/PERFORMANCE.md). Used only to weigh steps against the whole matrix in
-// one device panel, whose time is measured as it runs.
-constexpr double kStepModelOptimism = 1.25;
+// to 16384 on one H200 with cuSOLVER's panels; 1.03x-1.14x at 16384 and 32768
+// with tandem's recursive panels (tandem-bench lu --matrix gpu --plan,
+// 2026-11-22, docs/PERFORMANCE.md). Used only to weigh steps against the whole
+// matrix in one device panel, whose time is measured as it runs.
+constexpr double kStepModelOptimism = 1.15;
+// The same for a streamed matrix (tandem::sgetrf on host memory), where each
+// step also waits for its columns' upload and the host gathers the factors:
+// 2.1x at n = 2048, 1.75x at 4096, 1.67x at 8192, 1.46x at 16384 (one H200,
+// tandem-bench lu --plan, 2026-11-22, docs/PERFORMANCE.md).
+constexpr double kStreamedStepModelOptimism = 1.7;
 
 // The plan of least predicted time. One device, square, widths chosen by the
 // plan and placement not forced to the CPU: if the model's measured time of
 // the device's panel routine on the whole matrix beats the steps (weighed by
-// kStepModelOptimism), the plan is that single step.
+// kStepModelOptimism, or kStreamedStepModelOptimism), the plan is that single step.
 StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& request);
 
 }  // namespace tandem

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "gpu/panel_leaf.hpp"
 #include "gpu/swap_rows.hpp"
 #include "tests/gpu_device_fixture.hpp"
 
@@ -445,8 +446,11 @@ int64_t panel_bound_violations(const Vec& a, int64_t ld_rows, int64_t r0, int64_
 }
 
 // The GPU placement of a panel, by both routes: tandem's recursive panel
-// (panels of up to 4096 rows; leaves 32, 16 and 8 wide by their rows, whole
-// 16-byte rows or not) and cuSOLVER's getrf through the transposes. Each must
+// (with leaves held by thread block clusters: 4097 rows in 5 blocks, 16000 in
+// 16, 20000 in 10 blocks of 16-wide leaves; and with one-block leaves only,
+// 32, 16 and 8 wide by their rows; whole 16-byte rows or not; panels wider
+// than 128 columns transposed and factored column-major) and cuSOLVER's
+// getrf through the transposes. Each must
 // give LAPACK's pivots and factors within a few ulps of LAPACK's (or, where
 // two candidates lay within rounding of each other, a partial-pivoting LU
 // within the backward error bound), leave the other columns alone, and
@@ -455,15 +459,25 @@ int64_t panel_bound_violations(const Vec& a, int64_t ld_rows, int64_t r0, int64_
 // whatever the method).
 TEST_F(GpuDevice, FactorPanelMatchesLapackAndBecomesTheWorkspace) {
     SCOPED_TRACE(seed_note());
-    for (DevicePanelMethod method : {DevicePanelMethod::recursive, DevicePanelMethod::cusolver})
+    struct ClustersBackOn {  // however the test ends
+        ~ClustersBackOn() { gpu::set_leaf_clusters(true); }
+    } clusters_back_on;
+    struct Route {
+        DevicePanelMethod method;
+        bool clusters;
+        const char* name;
+    };
+    for (Route route : {Route{DevicePanelMethod::recursive, true, " recursive"},
+                        Route{DevicePanelMethod::recursive, false, " recursive, one-block leaves"},
+                        Route{DevicePanelMethod::cusolver, true, " cuSOLVER"}})
     for (auto [rows, width, c0] : {std::tuple<int64_t, int, int64_t>{300, 37, 5},
                                    {1000, 128, 0}, {64, 64, 3}, {1, 1, 0}, {2049, 130, 2},
                                    {1500, 1024, 0}, {20000, 40, 0}, {4096, 72, 1},
                                    {1024, 32, 4}, {1025, 33, 0}, {2048, 17, 8}, {4097, 8, 0},
-                                   {3000, 200, 4}}) {
-        gpu::set_panel_method(*device_, method);
-        SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width) +
-                     (method == DevicePanelMethod::cusolver ? " cuSOLVER" : " recursive"));
+                                   {3000, 200, 4}, {16000, 64, 0}}) {
+        gpu::set_panel_method(*device_, route.method);
+        gpu::set_leaf_clusters(route.clusters);
+        SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width) + route.name);
         const int64_t r0 = 7, cols = c0 + width + 9;
         device_->allocate(r0 + rows, cols, width);
         const Vec a = fill_storage(r0 + rows, cols);

@@ -189,8 +189,9 @@ TEST_F(GpuGetrfResident, HostRoutinesRejectGpuMemory) {
 }
 
 // One device panel over the caller's column-major matrix, by each route:
-// tandem's recursive panel (up to 4096 rows; automatic up to 2048) and
-// cuSOLVER's getrf (beyond, or when asked). LAPACK's info (an exactly zero
+// tandem's recursive panel (its leaves held by thread block clusters beyond
+// 1024 rows: 9000 rows in 9 blocks) and cuSOLVER's getrf (where automatic
+// finds it faster, or when asked). LAPACK's info (an exactly zero
 // column in a later leaf), the residual bound, the padding untouched. The
 // pivots are not compared with LAPACK's here: over hundreds of columns two
 // candidates can lie within the rounding by which the routes differ (seen
@@ -198,7 +199,7 @@ TEST_F(GpuGetrfResident, HostRoutinesRejectGpuMemory) {
 TEST_F(GpuGetrfResident, OneDevicePanelByEachRoute) {
     for (DevicePanelMethod method : {DevicePanelMethod::automatic, DevicePanelMethod::recursive,
                                      DevicePanelMethod::cusolver})
-        for (auto [m, n] : {std::pair<int, int>{600, 600}, {1100, 333}, {4096, 4096}, {4100, 300}}) {
+        for (auto [m, n] : {std::pair<int, int>{600, 600}, {1100, 333}, {4096, 4096}, {4100, 300}, {9000, 700}}) {
             const uint64_t seed = test_seed();
             SCOPED_TRACE("method " + std::to_string(static_cast<int>(method)) + " m=" +
                          std::to_string(m) + " n=" + std::to_string(n) +

@@ -125,6 +125,20 @@ TEST(StepPlanner, TakesASmallMatrixWholeWhenItsMeasuredTimeBeatsTheSteps) {
 
     m.device_whole = {{1024, 10.0}, {4096, 100.0}};  // far above: the steps stay
     EXPECT_EQ(plan_steps(m, r).widths, steps.widths);
+
+    // Between: the steps are weighed by what runs take beyond the model, more
+    // when the matrix is streamed from host memory. The whole matrix at 1.4x
+    // the steps' prediction (log-log midpoint of the two timings).
+    const double p = steps.predicted_seconds;
+    m.host_copy_bytes_per_second = 1e18;  // copies take no time
+    m.device_whole = {{1024, 1.4 * p / 8}, {4096, 1.4 * p * 8}};
+    ASSERT_NEAR(m.device_whole_seconds(2048), 1.4 * p, 1e-9 * p);
+    EXPECT_GT(plan_steps(m, r).widths.size(), 1u);  // above kStepModelOptimism
+    StepPlanRequest streamed = r;
+    streamed.streamed = true;  // its steps predicted no faster (no CPU panels)
+    const StepPlan streamed_plan = plan_steps(m, streamed);
+    EXPECT_EQ(streamed_plan.widths, std::vector<int>{2048});  // below kStreamedStepModelOptimism
+    EXPECT_NE(streamed_plan.describe().find("x 1.70"), std::string::npos) << streamed_plan.describe();
 }
 
 TEST(StepPlanner, CandidateWidthsUpToALimit) {

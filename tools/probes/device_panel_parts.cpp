@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <functional>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "gpu/gemm.hpp"
@@ -64,41 +65,49 @@ int main() {
     CHECK(cusolverDnSetStream(solver, stream));
     const BlasQueue queue{stream, blas};
 
-    const int64_t n_max = 4096;
-    std::vector<float> host(n_max * n_max);
+    const int64_t n_max = 4096;           // the TRSM and GEMM parts: ld n_max
+    const int64_t capacity = 8192 * 8192;  // floats: the largest panel
+    std::vector<float> host(capacity);
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
     for (float& x : host) x = u(rng);
     float *source, *a, *work;
     int *ints;
-    CHECK(cudaMalloc(&source, sizeof(float) * n_max * n_max));
-    CHECK(cudaMalloc(&a, sizeof(float) * n_max * n_max));
-    CHECK(cudaMalloc(&ints, sizeof(int) * (n_max + 1 + kLeafMovesInts)));
+    CHECK(cudaMalloc(&source, sizeof(float) * capacity));
+    CHECK(cudaMalloc(&a, sizeof(float) * capacity));
+    CHECK(cudaMalloc(&ints, sizeof(int) * (65536 + 1 + kLeafMovesInts)));
     CHECK(cudaMemcpy(source, host.data(), sizeof(float) * host.size(), cudaMemcpyHostToDevice));
     int work_floats = 0;
-    CHECK(cusolverDnSgetrf_bufferSize(solver, n_max, n_max, a, n_max, &work_floats));
+    CHECK(cusolverDnSgetrf_bufferSize(solver, 8192, 8192, a, 8192, &work_floats));
     CHECK(cudaMalloc(&work, sizeof(float) * work_floats));
+    int64_t reset_floats = n_max * n_max;
     auto reset = [&] {
-        CHECK(cudaMemcpyAsync(a, source, sizeof(float) * n_max * n_max, cudaMemcpyDeviceToDevice,
+        CHECK(cudaMemcpyAsync(a, source, sizeof(float) * reset_floats, cudaMemcpyDeviceToDevice,
                               stream));
     };
-    int* info = ints + n_max;
+    int* info = ints + 65536;
     int* moves = info + 1;
 
-    std::printf("leaf kernel alone (column-major, then row-major), and its moves over 128 / 2048 columns, us\n");
-    for (int64_t rows : {256, 512, 1024, 1536, 2048, 3072, 4096}) {
-        const int w = leaf_width_for(rows);
-        const double col = time_ms(reset, [&] {
-            factor_leaf(a, rows, true, rows, w, ints, 0, info, 0, moves, stream);
-        });
-        const double row = time_ms(reset, [&] {
-            factor_leaf(a, 128, false, rows, w, ints, 0, info, 0, moves, stream);
-        });
+    std::printf("leaf kernel alone (column-major, then row-major with ld 128), us, and us a column;\n"
+                "  its moves over 128 / 2048 columns (column-major)\n");
+    for (auto [rows, w] : {std::pair<int64_t, int>{1024, 32}, {2048, 16}, {2048, 32}, {4096, 8},
+                           {4096, 32}, {8192, 16}, {8192, 32}, {16384, 16}, {16384, 32},
+                           {32768, 8}, {32768, 16}, {65536, 8}}) {
+        reset_floats = std::min(capacity, rows * 128);
+        double col = -1, row = -1;
+        try {
+            col = time_ms(reset, [&] { factor_leaf(a, rows, true, rows, w, ints, 0, info, 0, moves, stream); });
+            row = time_ms(reset, [&] { factor_leaf(a, 128, false, rows, w, ints, 0, info, 0, moves, stream); });
+        } catch (const std::exception& e) {
+            std::printf("  %5lld x %2d: %s\n", (long long)rows, w, e.what());
+            continue;
+        }
         const double moves128 = time_ms([] {}, [&] { apply_leaf_moves(a, 128, false, 128, moves, stream); });
-        const double moves2048 = time_ms([] {}, [&] { apply_leaf_moves(a, rows, true, 2048, moves, stream); });
-        std::printf("  %5lld x %2d: %7.1f %7.1f   moves %6.1f %6.1f\n", (long long)rows, w,
-                    1e3 * col, 1e3 * row, 1e3 * moves128, 1e3 * moves2048);
+        const double moves2048 = time_ms([] {}, [&] { apply_leaf_moves(a, 2048, true, 2048, moves, stream); });
+        std::printf("  %5lld x %2d: %7.1f %7.1f (%5.2f a column)  moves %6.1f %6.1f\n", (long long)rows, w,
+                    1e3 * col, 1e3 * row, 1e3 * col / w, 1e3 * moves128, 1e3 * moves2048);
     }
+    reset_floats = n_max * n_max;
     std::printf("cuBLAS TRSM (unit lower, column-major / row-major) and GEMM (c -= a b) of a node, us\n");
     for (int half : {16, 32, 64, 128, 256, 512, 1024}) {
         const int64_t below = 4096 - 2 * half;
@@ -115,21 +124,33 @@ int main() {
         std::printf("  %4d: trsm %7.1f %7.1f   gemm %lldx%dx%d %7.1f\n", half, 1e3 * col, 1e3 * row,
                     (long long)below, half, half, 1e3 * product);
     }
-    std::printf("whole panels, column-major: recursive (cuBLAS products) vs cusolverDnSgetrf, ms\n");
-    const SubtractProduct subtract = [&](int64_t m, int64_t n, int64_t k, const float* x,
-                                         const float* y, float* c) {
-        gemm(queue, n, m, k, -1.0f, y, n_max, x, n_max, 1.0f, c, n_max);  // c^T -= y^T x^T
-    };
-    for (auto [rows, width] : {std::pair<int64_t, int>{1024, 128}, {4096, 128}, {4096, 256},
-                               {2048, 512}, {1024, 1024}, {2048, 2048}, {4096, 4096}}) {
-        const double recursive = time_ms(reset, [&] {
-            CHECK(cudaMemsetAsync(info, 0, sizeof(int), stream));
-            factor_panel_recursive({a, n_max, true, rows, width, ints, info, moves}, queue, subtract);
-        });
+    std::printf("whole panels, column-major (ld = rows), ms: recursive with cluster leaves,\n"
+                "  with one-block leaves only (where they reach), cusolverDnSgetrf\n");
+    for (auto [rows, width] : {std::pair<int64_t, int>{1024, 128}, {2048, 512}, {2048, 2048},
+                               {4096, 256}, {4096, 1024}, {4096, 4096}, {8192, 512}, {8192, 8192},
+                               {12288, 512}, {16384, 256}, {16384, 512}, {16384, 1024},
+                               {32768, 512}, {32768, 1024}, {65536, 512}}) {
+        reset_floats = rows * width;
+        const SubtractProduct subtract = [&, ld = rows](int64_t m, int64_t n, int64_t k, const float* x,
+                                                        const float* y, float* c) {
+            gemm(queue, n, m, k, -1.0f, y, ld, x, ld, 1.0f, c, ld);  // c^T -= y^T x^T
+        };
+        auto recursive = [&](bool clusters) {
+            set_leaf_clusters(clusters);
+            if (!recursive_panel_fits(rows)) return -1.0;
+            const double ms = time_ms(reset, [&] {
+                CHECK(cudaMemsetAsync(info, 0, sizeof(int), stream));
+                factor_panel_recursive({a, rows, true, rows, width, ints, info, moves}, queue, subtract);
+            });
+            return ms;
+        };
+        const double clustered = recursive(true), single = recursive(false);
+        set_leaf_clusters(true);
         const double cusolver = time_ms(reset, [&] {
-            CHECK(cusolverDnSgetrf(solver, int(rows), width, a, int(n_max), work, ints, info));
+            CHECK(cusolverDnSgetrf(solver, int(rows), width, a, int(rows), work, ints, info));
         });
-        std::printf("  %5lld x %4d: %8.3f %8.3f\n", (long long)rows, width, recursive, cusolver);
+        std::printf("  %5lld x %4d: %8.3f %8.3f %8.3f   (cuSOLVER / clustered %.2fx)\n", (long long)rows,
+                    width, clustered, single, cusolver, cusolver / clustered);
     }
     return 0;
 }
