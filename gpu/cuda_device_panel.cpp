@@ -111,8 +111,9 @@ void CudaDevice::factor_recursively(Queue q, float* a, int64_t ld, bool column_m
     const DevicePanel panel{a, ld, column_major, rows, width, device_pivots, info, info + 1};
     // The panel's own products go to cuBLAS unless tandem's kernels are
     // forced: the tuning table holds the trailing update's shapes, and on the
-    // recursion's shapes its picks made the whole 8192^2 recursive panel take
-    // 33.2 ms against 28.3 with cuBLAS (H200, 2026-11-22, docs/PERFORMANCE.md).
+    // recursion's shapes its picks made the whole 4096^2 and 8192^2 recursive
+    // panels 6% and 4% slower than with cuBLAS (10.87 against 10.25 ms, 33.48
+    // against 32.10; the H200, one call's calibrations, 2026-11-22).
     const bool tandem_kernels = gemm_policy_ == GemmKernel::tandem;
     auto row_major_product = [&](int64_t m, int64_t n, int64_t k, const float* x, const float* y,
                                  float* c) {
