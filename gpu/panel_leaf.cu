@@ -430,7 +430,9 @@ void launch_leaf(int blocks, float* a, int64_t ld, bool column_major, int rows, 
 }
 
 // The most blocks a leaf's cluster may have on the current device, asked once
-// a device: 16 where one such cluster fits (the H100 and H200 do), else 8.
+// a device: 16 where one such cluster fits (the H100 and H200 do), else the
+// largest of 8, 4 and 2 that does (a GPU partition may have fewer SMs a GPC),
+// else 1 (no clusters: one-block leaves only).
 int max_cluster_blocks() {
     constexpr int kMaxDevices = 64;
     static std::atomic<int> known[kMaxDevices] = {};  // 0: not asked yet
@@ -439,19 +441,22 @@ int max_cluster_blocks() {
     if (device < kMaxDevices && known[device].load() != 0) return known[device].load();
     auto kernel = factor_leaf_kernel<32, 4, kLeafThreads, true, true>;
     allow_large_clusters(kernel);
-    cudaLaunchAttribute cluster = {};
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = kLargestClusterBlocks;
-    cluster.val.clusterDim.y = 1;
-    cluster.val.clusterDim.z = 1;
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(kLargestClusterBlocks);
-    config.blockDim = dim3(kLeafThreads);
-    config.attrs = &cluster;
-    config.numAttrs = 1;
-    int clusters = 0;
-    TANDEM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
-    const int blocks = clusters > 0 ? kLargestClusterBlocks : kPortableClusterBlocks;
+    int blocks = 1;
+    for (int size = kLargestClusterBlocks; size >= 2 && blocks == 1; size /= 2) {
+        cudaLaunchAttribute cluster = {};
+        cluster.id = cudaLaunchAttributeClusterDimension;
+        cluster.val.clusterDim.x = static_cast<unsigned>(size);
+        cluster.val.clusterDim.y = 1;
+        cluster.val.clusterDim.z = 1;
+        cudaLaunchConfig_t config = {};
+        config.gridDim = dim3(static_cast<unsigned>(size));
+        config.blockDim = dim3(kLeafThreads);
+        config.attrs = &cluster;
+        config.numAttrs = 1;
+        int clusters = 0;
+        TANDEM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+        if (clusters > 0) blocks = size;
+    }
     if (device < kMaxDevices) known[device].store(blocks);
     return blocks;
 }
@@ -475,8 +480,9 @@ void set_leaf_clusters(bool enabled) { leaf_clusters.store(enabled); }
 // 32-column leaves, then the narrower leaves in up to the largest cluster.
 int leaf_width_for(int64_t rows) {
     if (rows <= rows_per_block(16) || !leaf_clusters.load()) return single_block_leaf_width(rows);
-    if (rows <= kPortableClusterBlocks * rows_per_block(32)) return 32;
     const int64_t most = max_cluster_blocks();
+    if (most <= 1) return single_block_leaf_width(rows);
+    if (rows <= std::min<int64_t>(most, kPortableClusterBlocks) * rows_per_block(32)) return 32;
     for (int w : {16, 8})
         if (rows <= most * rows_per_block(w)) return w;
     return 0;
@@ -485,8 +491,9 @@ int leaf_width_for(int64_t rows) {
 void factor_leaf(float* a, int64_t ld, bool column_major, int64_t rows, int width, int* ipiv,
                  int pivot_base, int* info, int info_base, int* moves, cudaStream_t stream) {
     const int single = single_block_leaf_width(rows);
+    const int64_t most = width <= single ? 1 : max_cluster_blocks();  // asked only when needed
     const bool fits = width <= single ||
-                      (width <= kLeafMaxWidth && rows <= int64_t(max_cluster_blocks()) * rows_per_block(width));
+                      (width <= kLeafMaxWidth && most > 1 && rows <= most * rows_per_block(width));
     if (width <= 0 || width > rows || !fits)
         throw Error(TANDEM_ERROR_INTERNAL, "factor_leaf: a " + std::to_string(rows) + " x " +
                                                std::to_string(width) + " block is not a leaf");

@@ -447,7 +447,8 @@ int64_t panel_bound_violations(const Vec& a, int64_t ld_rows, int64_t r0, int64_
 
 // The GPU placement of a panel, by both routes: tandem's recursive panel
 // (with leaves held by thread block clusters: 4097 rows in 5 blocks, 16000 in
-// 16, 20000 in 10 blocks of 16-wide leaves; and with one-block leaves only,
+// 16, 20000 in 10 blocks of 16-wide leaves, 40000 in 10 of 8-wide leaves
+// (on an H100 or H200); and with one-block leaves only,
 // 32, 16 and 8 wide by their rows; whole 16-byte rows or not; panels wider
 // than 128 columns transposed and factored column-major) and cuSOLVER's
 // getrf through the transposes. Each must
@@ -474,7 +475,7 @@ TEST_F(GpuDevice, FactorPanelMatchesLapackAndBecomesTheWorkspace) {
                                    {1000, 128, 0}, {64, 64, 3}, {1, 1, 0}, {2049, 130, 2},
                                    {1500, 1024, 0}, {20000, 40, 0}, {4096, 72, 1},
                                    {1024, 32, 4}, {1025, 33, 0}, {2048, 17, 8}, {4097, 8, 0},
-                                   {3000, 200, 4}, {16000, 64, 0}}) {
+                                   {3000, 200, 4}, {16000, 64, 0}, {40000, 24, 3}}) {
         gpu::set_panel_method(*device_, route.method);
         gpu::set_leaf_clusters(route.clusters);
         SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width) + route.name);

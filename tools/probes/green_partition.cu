@@ -8,11 +8,16 @@
 // priority, as tandem runs them), and both side by side in two green contexts
 // for each R.
 //
-// Build:
-//   nvcc -O3 -std=c++17 -arch=sm_90 tools/probes/green_partition.cu -o build/green_partition \
-//        -lcublas -lcusolver -lcuda
+// --panel recursive: tandem's recursive panel (gpu/recursive_panel.hpp, cuBLAS
+// products on a handle of its own) instead of cuSOLVER's getrf.
+//
+// Build (links the built library):
+//   nvcc -O3 -std=c++17 -arch=sm_90 -I. -Iinclude tools/probes/green_partition.cu \
+//        -o build/green_partition -Lbuild -ltandem -lcublas -lcusolver -lcuda \
+//        -Xlinker -rpath=$PWD/build
 // Run:
-//   build/green_partition --rows 16384 --width 512 --cols 16384 --reserve 8,16,24,32
+//   build/green_partition --rows 16384 --width 512 --cols 16384 --reserve 8,16,24,32 \
+//        --panel recursive
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -27,6 +32,9 @@
 #include <string>
 #include <vector>
 
+#include "gpu/gemm.hpp"
+#include "gpu/panel_leaf.hpp"
+#include "gpu/recursive_panel.hpp"
 #include "probe_check.cuh"
 #include "probe_data.cuh"
 
@@ -46,6 +54,7 @@ namespace {
 struct Args {
     int rows = 16384, width = 512, cols = 16384, repeats = 5;
     std::vector<int> reserve = {8, 16, 24, 32};
+    bool recursive = false;
 };
 
 // The two jobs, each on its own stream and handles.
@@ -54,13 +63,27 @@ struct Jobs {
     float *panel, *panel_copy, *work, *A, *B, *C;
     int* pivots;
     cusolverDnHandle_t solver;
-    cublasHandle_t blas;
+    cublasHandle_t blas, panel_blas;
 
     void reset_panel(cudaStream_t s) {
         CHECK(cudaMemcpyAsync(panel, panel_copy, sizeof(float) * size_t(a.rows) * a.width,
                               cudaMemcpyDeviceToDevice, s));
     }
     void factor(cudaStream_t s) {
+        if (a.recursive) {
+            using namespace tandem::gpu;
+            CHECK_STATUS(cublasSetStream(panel_blas, s));
+            const BlasQueue queue{s, panel_blas};
+            const int64_t ld = a.rows;
+            CHECK(cudaMemsetAsync(pivots + a.width, 0, sizeof(int), s));
+            factor_panel_recursive({panel, ld, true, a.rows, a.width, pivots, pivots + a.width,
+                                    pivots + a.width + 1},
+                                   queue, [&](int64_t m, int64_t n, int64_t k, const float* x,
+                                              const float* y, float* c) {
+                                       gemm(queue, n, m, k, -1.0f, y, ld, x, ld, 1.0f, c, ld);
+                                   });
+            return;
+        }
         CHECK_STATUS(cusolverDnSetStream(solver, s));
         CHECK_STATUS(cusolverDnSgetrf(solver, a.rows, a.width, panel, a.rows, work, pivots,
                                    pivots + a.width));
@@ -157,6 +180,7 @@ int main(int argc, char** argv) {
         else if (k == "--cols") a.cols = std::atoi(argv[i + 1]);
         else if (k == "--repeats") a.repeats = std::atoi(argv[i + 1]);
         else if (k == "--reserve") a.reserve = parse_list(argv[i + 1]);
+        else if (k == "--panel") a.recursive = std::string(argv[i + 1]) == "recursive";
     }
     CHECK(cudaSetDevice(0));
     CHECK(cudaFree(nullptr));  // the primary context, current
@@ -165,8 +189,9 @@ int main(int argc, char** argv) {
     CHECK_CU(cuDeviceGet(&dev, 0));
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
-    std::printf("%s, %d SMs; panel %d x %d (getrf), update %d x %d x %d (sgemm)\n", prop.name,
-                prop.multiProcessorCount, a.rows, a.width, a.rows, a.cols, a.width);
+    std::printf("%s, %d SMs; panel %d x %d (%s), update %d x %d x %d (sgemm)\n", prop.name,
+                prop.multiProcessorCount, a.rows, a.width, a.recursive ? "recursive" : "getrf",
+                a.rows, a.cols, a.width);
 
     Jobs jobs{a};
     const size_t panel_n = size_t(a.rows) * a.width;
@@ -175,7 +200,7 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&jobs.A, sizeof(float) * panel_n));
     CHECK(cudaMalloc(&jobs.B, sizeof(float) * size_t(a.width) * a.cols));
     CHECK(cudaMalloc(&jobs.C, sizeof(float) * size_t(a.rows) * a.cols));
-    CHECK(cudaMalloc(&jobs.pivots, sizeof(int) * (a.width + 1)));
+    CHECK(cudaMalloc(&jobs.pivots, sizeof(int) * (a.width + 1 + tandem::gpu::kLeafMovesInts)));
     fill_random(jobs.panel_copy, panel_n, 1);
     fill_random(jobs.A, panel_n, 2);
     fill_random(jobs.B, size_t(a.width) * a.cols, 3);
@@ -183,6 +208,7 @@ int main(int argc, char** argv) {
     CHECK(cudaDeviceSynchronize());
     CHECK_STATUS(cusolverDnCreate(&jobs.solver));
     CHECK_STATUS(cublasCreate(&jobs.blas));
+    CHECK_STATUS(cublasCreate(&jobs.panel_blas));
     int work_n = 0;
     CHECK_STATUS(cusolverDnSgetrf_bufferSize(jobs.solver, a.rows, a.width, jobs.panel, a.rows, &work_n));
     CHECK(cudaMalloc(&jobs.work, sizeof(float) * std::max(work_n, 1)));
