@@ -15,8 +15,8 @@
 namespace tandem::gpu {
 namespace {
 
-constexpr int kNoRow = INT_MAX;
-constexpr int kMaxClusterBlocks = 16;  // the largest (non-portable) cluster on Hopper  // the logical index of a thread's slot past the last row
+constexpr int kNoRow = INT_MAX;  // the logical index of a thread's slot past the last row
+constexpr int kMaxClusterBlocks = 16;  // the largest (non-portable) cluster on Hopper
 
 // Which of two candidates for a pivot wins: the larger magnitude, then the
 // smaller logical row (LAPACK's isamax takes the first maximum). Magnitudes
@@ -426,7 +426,7 @@ void launch_leaf(int blocks, float* a, int64_t ld, bool column_major, int rows, 
         if (blocks > kPortableClusterBlocks) allow_large_clusters(kernel);
     }
     TANDEM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a, ld, rows, width, ipiv, pivot_base, info,
-                                         info_base, moves, vector_rows && !column_major));
+                                         info_base, moves, vector_rows));
 }
 
 // The most blocks a leaf's cluster may have on the current device, asked once
@@ -461,7 +461,7 @@ int max_cluster_blocks() {
     return blocks;
 }
 
-std::atomic<bool> leaf_clusters{true};
+std::atomic<int> leaf_cluster_limit{kLargestClusterBlocks};
 
 // The widest leaf of one block for `rows` rows (0: none holds them).
 int single_block_leaf_width(int64_t rows) {
@@ -472,15 +472,16 @@ int single_block_leaf_width(int64_t rows) {
 
 }  // namespace
 
-void set_leaf_clusters(bool enabled) { leaf_clusters.store(enabled); }
+void set_leaf_cluster_limit(int blocks) { leaf_cluster_limit.store(blocks); }
 
 // One block up to 2048 rows: 16 columns of 2048 rows cost 1.72 us a column
 // there, 32 columns in a cluster of two blocks 1.92 (the H200, 2026-11-22,
 // tools/probes/device_panel_parts.cpp). Beyond, clusters of up to 8 blocks of
 // 32-column leaves, then the narrower leaves in up to the largest cluster.
 int leaf_width_for(int64_t rows) {
-    if (rows <= rows_per_block(16) || !leaf_clusters.load()) return single_block_leaf_width(rows);
-    const int64_t most = max_cluster_blocks();
+    const int limit = leaf_cluster_limit.load();
+    if (rows <= rows_per_block(16) || limit <= 1) return single_block_leaf_width(rows);
+    const int64_t most = std::min(max_cluster_blocks(), limit);
     if (most <= 1) return single_block_leaf_width(rows);
     if (rows <= std::min<int64_t>(most, kPortableClusterBlocks) * rows_per_block(32)) return 32;
     for (int w : {16, 8})

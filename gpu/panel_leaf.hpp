@@ -26,13 +26,14 @@ constexpr int kLeafMovesInts = 1 + 2 * 2 * kLeafMaxWidth;
 // of up to 8 blocks of 32-column leaves (up to 8192 rows), then up to 16
 // blocks (where the device can schedule that many: Hopper) of 16 or 8
 // columns (up to 32768 and 65536 rows). Where the device schedules smaller
-// clusters, or none, or with clusters off (set_leaf_clusters), the leaves
-// reach less far (one block: 4096 rows).
+// clusters, or none, or under a smaller limit (set_leaf_cluster_limit), the
+// leaves reach less far (one block: 4096 rows).
 int leaf_width_for(int64_t rows);
 
-// Whether leaf_width_for may choose clustered leaves (default: yes); for
-// probes and tests that compare the two.
-void set_leaf_clusters(bool enabled);
+// The most blocks leaf_width_for may give a leaf's cluster (default 16; 1:
+// one-block leaves only); for probes and tests that compare them.
+void set_leaf_cluster_limit(int blocks);
+constexpr int kDefaultLeafClusterLimit = 16;
 
 // LU with partial pivoting (LAPACK's rule: the largest magnitude, the first
 // row on ties; zero pivots continue) of the rows x width block at `a` (device,

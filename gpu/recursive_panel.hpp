@@ -1,10 +1,11 @@
-// The GPU's own panel factorization, on the storage as it lies (tandem's
-// row-major copy, or the caller's column-major matrix of sgetrf_gpu): recursive
-// LU (split the columns, factor the left half, solve for its block row and
-// update the right half with BLAS 3, factor the right half), with leaves held
-// by one thread block each (panel_leaf). cuSOLVER's getrf instead needs the
-// panel transposed, and spends a few kernels and microseconds on every column;
-// here a column costs one block barrier, and the rest is TRSM and GEMM.
+// The GPU's own panel factorization, on row-major or column-major storage
+// (tandem's row-major copy, a panel of it transposed, or the caller's
+// column-major matrix of sgetrf_gpu): recursive LU (split the columns, factor
+// the left half, solve for its block row and update the right half with BLAS
+// 3, factor the right half), with leaves held by one thread block or one
+// thread block cluster each (panel_leaf). cuSOLVER's getrf spends a few
+// kernels and microseconds on every column; here a column costs one barrier,
+// and the rest is TRSM and GEMM.
 #ifndef TANDEM_GPU_RECURSIVE_PANEL_HPP
 #define TANDEM_GPU_RECURSIVE_PANEL_HPP
 
@@ -33,8 +34,7 @@ struct DevicePanel {
 };
 
 // c -= a * b (m x k times k x n), all three in the panel's layout and with its
-// leading dimension: the device's SGEMM (its policy: cuBLAS, tandem's kernels
-// or the tuned table).
+// leading dimension (CudaDevice: cuBLAS, or tandem's kernels when forced).
 using SubtractProduct = std::function<void(int64_t m, int64_t n, int64_t k, const float* a,
                                            const float* b, float* c)>;
 

@@ -461,7 +461,7 @@ int64_t panel_bound_violations(const Vec& a, int64_t ld_rows, int64_t r0, int64_
 TEST_F(GpuDevice, FactorPanelMatchesLapackAndBecomesTheWorkspace) {
     SCOPED_TRACE(seed_note());
     struct ClustersBackOn {  // however the test ends
-        ~ClustersBackOn() { gpu::set_leaf_clusters(true); }
+        ~ClustersBackOn() { gpu::set_leaf_cluster_limit(gpu::kDefaultLeafClusterLimit); }
     } clusters_back_on;
     struct Route {
         DevicePanelMethod method;
@@ -477,7 +477,7 @@ TEST_F(GpuDevice, FactorPanelMatchesLapackAndBecomesTheWorkspace) {
                                    {1024, 32, 4}, {1025, 33, 0}, {2048, 17, 8}, {4097, 8, 0},
                                    {3000, 200, 4}, {16000, 64, 0}, {40000, 24, 3}}) {
         gpu::set_panel_method(*device_, route.method);
-        gpu::set_leaf_clusters(route.clusters);
+        gpu::set_leaf_cluster_limit(route.clusters ? gpu::kDefaultLeafClusterLimit : 1);
         SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width) + route.name);
         const int64_t r0 = 7, cols = c0 + width + 9;
         device_->allocate(r0 + rows, cols, width);

@@ -136,7 +136,7 @@ int main() {
             gemm(queue, n, m, k, -1.0f, y, ld, x, ld, 1.0f, c, ld);  // c^T -= y^T x^T
         };
         auto recursive = [&](bool clusters) {
-            set_leaf_clusters(clusters);
+            set_leaf_cluster_limit(clusters ? kDefaultLeafClusterLimit : 1);
             if (!recursive_panel_fits(rows)) return -1.0;
             const double ms = time_ms(reset, [&] {
                 CHECK(cudaMemsetAsync(info, 0, sizeof(int), stream));
@@ -145,7 +145,7 @@ int main() {
             return ms;
         };
         const double clustered = recursive(true), single = recursive(false);
-        set_leaf_clusters(true);
+        set_leaf_cluster_limit(kDefaultLeafClusterLimit);
         const double cusolver = time_ms(reset, [&] {
             CHECK(cusolverDnSgetrf(solver, int(rows), width, a, int(rows), work, ints, info));
         });

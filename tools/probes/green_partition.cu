@@ -9,7 +9,8 @@
 // for each R.
 //
 // --panel recursive: tandem's recursive panel (gpu/recursive_panel.hpp, cuBLAS
-// products on a handle of its own) instead of cuSOLVER's getrf.
+// products on a handle of its own) instead of cuSOLVER's getrf; --cluster-limit
+// B: its leaves' clusters of at most B blocks (1: one-block leaves).
 //
 // Build (links the built library):
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I. -Iinclude tools/probes/green_partition.cu \
@@ -55,6 +56,7 @@ struct Args {
     int rows = 16384, width = 512, cols = 16384, repeats = 5;
     std::vector<int> reserve = {8, 16, 24, 32};
     bool recursive = false;
+    int cluster_limit = tandem::gpu::kDefaultLeafClusterLimit;
 };
 
 // The two jobs, each on its own stream and handles.
@@ -181,7 +183,9 @@ int main(int argc, char** argv) {
         else if (k == "--repeats") a.repeats = std::atoi(argv[i + 1]);
         else if (k == "--reserve") a.reserve = parse_list(argv[i + 1]);
         else if (k == "--panel") a.recursive = std::string(argv[i + 1]) == "recursive";
+        else if (k == "--cluster-limit") a.cluster_limit = std::atoi(argv[i + 1]);
     }
+    tandem::gpu::set_leaf_cluster_limit(a.cluster_limit);
     CHECK(cudaSetDevice(0));
     CHECK(cudaFree(nullptr));  // the primary context, current
     CHECK_CU(cuInit(0));
@@ -189,9 +193,9 @@ int main(int argc, char** argv) {
     CHECK_CU(cuDeviceGet(&dev, 0));
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
-    std::printf("%s, %d SMs; panel %d x %d (%s), update %d x %d x %d (sgemm)\n", prop.name,
-                prop.multiProcessorCount, a.rows, a.width, a.recursive ? "recursive" : "getrf",
-                a.rows, a.cols, a.width);
+    std::printf("%s, %d SMs; panel %d x %d (%s, leaf clusters up to %d blocks), update %d x %d x %d (sgemm)\n",
+                prop.name, prop.multiProcessorCount, a.rows, a.width,
+                a.recursive ? "recursive" : "getrf", a.cluster_limit, a.rows, a.cols, a.width);
 
     Jobs jobs{a};
     const size_t panel_n = size_t(a.rows) * a.width;
