@@ -190,8 +190,8 @@ TEST_F(GpuGetrfResident, HostRoutinesRejectGpuMemory) {
 
 // One device panel over the caller's column-major matrix, by each route:
 // tandem's recursive panel (its leaves held by thread block clusters beyond
-// 1024 rows: 9000 rows in 9 blocks) and cuSOLVER's getrf (where automatic
-// finds it faster, or when asked). LAPACK's info (an exactly zero
+// 2048 rows: 4096 and 4100 rows in 4 and 5 blocks of 32-wide leaves, 9000 in
+// 5 blocks of 16-wide leaves) and cuSOLVER's getrf (when asked). LAPACK's info (an exactly zero
 // column in a later leaf), the residual bound, the padding untouched. The
 // pivots are not compared with LAPACK's here: over hundreds of columns two
 // candidates can lie within the rounding by which the routes differ (seen
