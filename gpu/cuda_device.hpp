@@ -135,7 +135,7 @@ private:
     // cuSOLVER getrf workspace of queue q large enough for a rows x width panel.
     void ensure_getrf_workspace(Queue q, int64_t rows, int width);
     // Whether a rows x width panel goes to tandem's recursive panel rather
-    // than cuSOLVER's getrf: the method, and for automatic the measured limits.
+    // than cuSOLVER's getrf: the method, the leaves' reach, and the layout.
     // column_major: a column-major panel (the caller's matrix of sgetrf_gpu, or
     // a row-major panel transposed into scratch); else the row-major storage
     // in place.

@@ -16,7 +16,8 @@ namespace tandem::gpu {
 namespace {
 
 constexpr int kNoRow = INT_MAX;  // the logical index of a thread's slot past the last row
-constexpr int kMaxClusterBlocks = 16;  // the largest (non-portable) cluster on Hopper
+// The largest (non-portable) cluster on Hopper, which is also the default limit.
+constexpr int kMaxClusterBlocks = kDefaultLeafClusterLimit;
 
 // Which of two candidates for a pivot wins: the larger magnitude, then the
 // smaller logical row (LAPACK's isamax takes the first maximum). Magnitudes
@@ -398,7 +399,7 @@ constexpr int rows_per_block(int width) { return (width > 16 ? 4 : width > 8 ? 8
 
 // A cluster of more than 8 blocks is a non-portable size: the kernel must
 // allow it, and the device must have that many SMs free in one GPC.
-constexpr int kPortableClusterBlocks = 8, kLargestClusterBlocks = kMaxClusterBlocks;
+constexpr int kPortableClusterBlocks = 8;
 template <typename Kernel>
 void allow_large_clusters(Kernel kernel) {
     TANDEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
@@ -442,7 +443,7 @@ int max_cluster_blocks() {
     auto kernel = factor_leaf_kernel<32, 4, kLeafThreads, true, true>;
     allow_large_clusters(kernel);
     int blocks = 1;
-    for (int size = kLargestClusterBlocks; size >= 2 && blocks == 1; size /= 2) {
+    for (int size = kMaxClusterBlocks; size >= 2 && blocks == 1; size /= 2) {
         cudaLaunchAttribute cluster = {};
         cluster.id = cudaLaunchAttributeClusterDimension;
         cluster.val.clusterDim.x = static_cast<unsigned>(size);
@@ -461,7 +462,7 @@ int max_cluster_blocks() {
     return blocks;
 }
 
-std::atomic<int> leaf_cluster_limit{kLargestClusterBlocks};
+std::atomic<int> leaf_cluster_limit{kDefaultLeafClusterLimit};
 
 // The widest leaf of one block for `rows` rows (0: none holds them).
 int single_block_leaf_width(int64_t rows) {
