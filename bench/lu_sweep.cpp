@@ -29,6 +29,10 @@ void finish_measurement(Measurement& m, int n, const std::vector<double>& second
                         const LuResidualEstimator& check, const float* factors, const int* ipiv) {
     m.status = RunStatus::ran;
     m.seconds = median(seconds);
+    if (!seconds.empty()) {
+        m.fastest = *std::min_element(seconds.begin(), seconds.end());
+        m.slowest = *std::max_element(seconds.begin(), seconds.end());
+    }
     m.gflops = lu_gflops(n, m.seconds);
     m.residual = check.estimate(factors, ipiv);
 }
@@ -128,8 +132,9 @@ void measure_cusolver(int n, const std::vector<float>& original, std::vector<flo
 
 std::string format_gflops(const Measurement& m) {
     if (!ran(m)) return m.status == RunStatus::failed ? "failed" : "-";
-    char text[64];
-    std::snprintf(text, sizeof text, "%.1f GF/s (%.3g s, resid %.2g)", m.gflops, m.seconds, m.residual);
+    char text[96];
+    std::snprintf(text, sizeof text, "%.1f GF/s (%.3g s, runs %.3g-%.3g s, resid %.2g)", m.gflops,
+                  m.seconds, m.fastest, m.slowest, m.residual);
     return text;
 }
 

@@ -25,6 +25,8 @@ struct Measurement {
     RunStatus status = RunStatus::unavailable;
     std::string note;                     // empty when status is ran
     double seconds = not_measured;        // median over the timed repeats
+    double fastest = not_measured;        // the fastest and slowest timed repeat: how
+    double slowest = not_measured;        // far one run may stray from the median
     double gflops = not_measured;         // 2/3 n^3 / seconds
     double residual = not_measured;       // estimate, see matrix_data.hpp
     double seconds_with_transfer = not_measured;  // cuSOLVER only: H2D + getrf + D2H

@@ -19,7 +19,8 @@ int factor_panel(int64_t rows, int width, float* panel, int64_t ld, int* ipiv,
 
 // inv = inv(L11), where L11 is the unit lower triangle of the width x width
 // top of `panel` (column-major, ld). inv is width x width column-major (ldi),
-// zero above the diagonal. Returns ||inv(L11)||_1.
+// zero above the diagonal. Returns ||inv(L11)||_1. Runs on an OpenMP team
+// with OpenBLAS held single-threaded (cpu/blas_threads.hpp).
 float invert_unit_lower(int width, const float* panel, int64_t ld, float* inv, int64_t ldi);
 
 }  // namespace tandem

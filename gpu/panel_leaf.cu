@@ -398,11 +398,20 @@ constexpr int kLeafThreads = 256;
 constexpr int rows_per_block(int width) { return (width > 16 ? 4 : width > 8 ? 8 : 16) * kLeafThreads; }
 
 // A cluster of more than 8 blocks is a non-portable size: the kernel must
-// allow it, and the device must have that many SMs free in one GPC.
-constexpr int kPortableClusterBlocks = 8;
+// allow it (once a device, see max_cluster_blocks), and the device must have
+// that many SMs free in one GPC.
 template <typename Kernel>
 void allow_large_clusters(Kernel kernel) {
     TANDEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+}
+// Every clustered leaf kernel launch_leaf may launch, in both layouts.
+void allow_large_leaf_clusters() {
+    allow_large_clusters(factor_leaf_kernel<32, 4, kLeafThreads, true, true>);
+    allow_large_clusters(factor_leaf_kernel<32, 4, kLeafThreads, false, true>);
+    allow_large_clusters(factor_leaf_kernel<16, 8, kLeafThreads, true, true>);
+    allow_large_clusters(factor_leaf_kernel<16, 8, kLeafThreads, false, true>);
+    allow_large_clusters(factor_leaf_kernel<8, 16, kLeafThreads, true, true>);
+    allow_large_clusters(factor_leaf_kernel<8, 16, kLeafThreads, false, true>);
 }
 
 template <int W, int S, bool kCluster>
@@ -424,7 +433,6 @@ void launch_leaf(int blocks, float* a, int64_t ld, bool column_major, int rows, 
         attributes[1].val.clusterDim.z = 1;
         config.attrs = attributes;
         config.numAttrs = 2;
-        if (blocks > kPortableClusterBlocks) allow_large_clusters(kernel);
     }
     TANDEM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a, ld, rows, width, ipiv, pivot_base, info,
                                          info_base, moves, vector_rows));
@@ -433,15 +441,17 @@ void launch_leaf(int blocks, float* a, int64_t ld, bool column_major, int rows, 
 // The most blocks a leaf's cluster may have on the current device, asked once
 // a device: 16 where one such cluster fits (the H100 and H200 do), else the
 // largest of 8, 4 and 2 that does (a GPU partition may have fewer SMs a GPC),
-// else 1 (no clusters: one-block leaves only).
+// else 1 (no clusters: one-block leaves only). The first call on a device
+// also lets every clustered leaf kernel take non-portable sizes there; every
+// clustered launch comes after a call (factor_leaf asks first).
 int max_cluster_blocks() {
     constexpr int kMaxDevices = 64;
     static std::atomic<int> known[kMaxDevices] = {};  // 0: not asked yet
     int device = 0;
     TANDEM_CUDA_CHECK(cudaGetDevice(&device));
     if (device < kMaxDevices && known[device].load() != 0) return known[device].load();
+    allow_large_leaf_clusters();
     auto kernel = factor_leaf_kernel<32, 4, kLeafThreads, true, true>;
-    allow_large_clusters(kernel);
     int blocks = 1;
     for (int size = kMaxClusterBlocks; size >= 2 && blocks == 1; size /= 2) {
         cudaLaunchAttribute cluster = {};
@@ -477,14 +487,20 @@ void set_leaf_cluster_limit(int blocks) { leaf_cluster_limit.store(blocks); }
 
 // One block up to 2048 rows: 16 columns of 2048 rows cost 1.72 us a column
 // there, 32 columns in a cluster of two blocks 1.92 (the H200, 2026-11-22,
-// tools/probes/device_panel_parts.cpp). Beyond, clusters of up to 8 blocks of
-// 32-column leaves, then the narrower leaves in up to the largest cluster.
+// tools/probes/device_panel_parts.cpp). Beyond, 32-column leaves on clusters
+// of up to the largest size (16 blocks: 16384 rows), then the narrower leaves.
+// Up to 16384 rows the 32-column leaf is slower alone than the 16-column one
+// on 8 blocks (2.97 against 2.54 us a column) but halves the leaves and
+// recursion nodes of a panel; beside the trailing update, where each kernel
+// of the panel waits for SMs, that won: the LU at n = 16384 ran 0.105-0.106 s
+// against 0.107-0.109 s, and at 32768 0.561-0.572 against 0.567-0.605, in
+// three alternating pairs of one call (docs/PERFORMANCE.md, tenth session).
 int leaf_width_for(int64_t rows) {
     const int limit = leaf_cluster_limit.load();
     if (rows <= rows_per_block(16) || limit <= 1) return single_block_leaf_width(rows);
     const int64_t most = std::min(max_cluster_blocks(), limit);
     if (most <= 1) return single_block_leaf_width(rows);
-    if (rows <= std::min<int64_t>(most, kPortableClusterBlocks) * rows_per_block(32)) return 32;
+    if (rows <= most * rows_per_block(32)) return 32;
     for (int w : {16, 8})
         if (rows <= most * rows_per_block(w)) return w;
     return 0;

@@ -23,11 +23,11 @@ constexpr int kLeafMovesInts = 1 + 2 * 2 * kLeafMaxWidth;
 // The leaf width the recursive panel uses for a block of `rows` rows (0: too
 // tall for any leaf). One thread block holds 32 columns of up to 1024 rows,
 // 16 of 2048 or 8 of 4096; taller leaves are held by a thread block cluster
-// of up to 8 blocks of 32-column leaves (up to 8192 rows), then up to 16
-// blocks (where the device can schedule that many: Hopper) of 16 or 8
-// columns (up to 32768 and 65536 rows). Where the device schedules smaller
-// clusters, or none, or under a smaller limit (set_leaf_cluster_limit), the
-// leaves reach less far (one block: 4096 rows).
+// of up to 16 blocks (where the device can schedule that many: Hopper) of
+// 32 columns (up to 16384 rows), then of 16 or 8 columns (up to 32768 and
+// 65536 rows). Where the device schedules smaller clusters, or none, or under
+// a smaller limit (set_leaf_cluster_limit), the leaves reach less far (one
+// block: 4096 rows).
 int leaf_width_for(int64_t rows);
 
 // The most blocks leaf_width_for may give a leaf's cluster (default 16; 1:

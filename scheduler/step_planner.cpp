@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <sstream>
+#include <utility>
 
 namespace tandem {
 namespace {
@@ -158,6 +159,17 @@ StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& reques
     // on one GPU and left a 0.45 s backlog of gathers at n = 65536 on two.
     const bool keep_host = request.streamed && request.placement == PanelPlacement::automatic;
     StepPlan plan = Planner(model, request, keep_host ? INT64_MAX : 0).plan();
+    const bool has_cpu_panels =
+        std::find(plan.sites.begin(), plan.sites.end(), PanelSite::cpu) != plan.sites.end();
+    if (request.placement == PanelPlacement::automatic && has_cpu_panels) {
+        StepPlanRequest device_only = request;
+        device_only.placement = PanelPlacement::device;
+        StepPlan devices = Planner(model, device_only, INT64_MAX).plan();
+        if (devices.predicted_seconds <= (1.0 + kCpuPanelPlanMargin) * plan.predicted_seconds) {
+            devices.cpu_alternative_seconds = plan.predicted_seconds;
+            plan = std::move(devices);
+        }
+    }
     if (request.streamed)
         plan.host_copy_seconds = 2.0 * 4.0 * double(request.m) * double(request.n) /
                                  model.host_copy_bytes_per_second;
@@ -200,6 +212,13 @@ std::string StepPlan::describe() const {
                       "the whole matrix in one device panel: steps would take %.2f ms by the model "
                       "(x %.2f, what runs take beyond it)\n",
                       1e3 * steps_alternative_seconds, steps_optimism);
+        out << line;
+    }
+    if (cpu_alternative_seconds > 0.0) {
+        std::snprintf(line, sizeof line,
+                      "device panels only: a plan with CPU panels would take %.2f ms by the model, "
+                      "within the %.0f%% it must win by\n",
+                      1e3 * cpu_alternative_seconds, 100.0 * kCpuPanelPlanMargin);
         out << line;
     }
     if (host_copy_seconds > 0.0) {

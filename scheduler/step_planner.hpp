@@ -55,6 +55,9 @@ struct StepPlan {
     // the steps' predicted time, and the factor it was weighed by, for the record.
     double steps_alternative_seconds = 0.0;
     double steps_optimism = 0.0;
+    // > 0: automatic placement passed over a plan with CPU panels predicted
+    // this fast, within kCpuPanelPlanMargin of this plan (for the record).
+    double cpu_alternative_seconds = 0.0;
     std::string describe() const;      // one line per run of equal steps
 };
 
@@ -75,10 +78,24 @@ constexpr double kStepModelOptimism = 1.15;
 // tandem-bench lu --plan, 2026-11-22, docs/PERFORMANCE.md).
 constexpr double kStreamedStepModelOptimism = 1.7;
 
+// How much faster by the model a plan with CPU panels must be than the plan
+// with every panel on the devices before automatic placement takes it. The
+// model leaves out what a CPU panel risks: the host's team of threads waits at
+// every column for its slowest thread, and a thread that loses its core for
+// a moment holds it up. Measured on one H200 (tandem-bench lu --matrix gpu,
+// 2026-11-22, docs/PERFORMANCE.md, tenth session): plans with 2 and 20 CPU
+// panels, predicted 0.9% and 2.4% faster than device panels only at n = 16384
+// and 32768, ran 1-3.5% slower in medians of 7, and single runs up to 1.9x
+// slower (CPU panels at 13-17x their usual time); the device-only plans ran
+// within 1% of their medians.
+constexpr double kCpuPanelPlanMargin = 0.05;
+
 // The plan of least predicted time. One device, square, widths chosen by the
 // plan and placement not forced to the CPU: if the model's measured time of
 // the device's panel routine on the whole matrix beats the steps (weighed by
 // kStepModelOptimism, or kStreamedStepModelOptimism), the plan is that single step.
+// Automatic placement keeps CPU panels only in a plan that the model puts
+// more than kCpuPanelPlanMargin ahead of device panels alone.
 StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& request);
 
 }  // namespace tandem

@@ -3,6 +3,7 @@
 // device, and the model cache file.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -185,6 +186,39 @@ TEST(StepPlanner, TallPanelsOnTheDeviceShortOnesOnTheCpu) {
     for (size_t k = 1; k < plan.sites.size(); ++k) switches += plan.sites[k] != plan.sites[k - 1];
     EXPECT_EQ(switches, 1);
     EXPECT_FALSE(plan.describe().empty());
+}
+
+TEST(StepPlanner, CpuPanelsMustWinByTheMargin) {
+    // Over CPU panel costs from far cheaper than the device's to far dearer:
+    // automatic placement keeps CPU panels only where the model puts them more
+    // than kCpuPanelPlanMargin ahead of device panels alone, and records the
+    // plan it passed over otherwise. Both cases must occur in the sweep.
+    StepPlanRequest r;
+    r.m = r.n = 16384;
+    r.block_size = 256;
+    int kept = 0, passed_over = 0;
+    for (double cpu_cost = 1e-15; cpu_cost < 1e-10; cpu_cost *= 1.25) {
+        SCOPED_TRACE("cpu cost " + std::to_string(cpu_cost));
+        const PerformanceModel model = synthetic_model(cpu_cost, 1e-3);
+        StepPlanRequest device = r;
+        device.placement = PanelPlacement::device;
+        const double device_only = plan_steps(model, device).predicted_seconds;
+        const StepPlan plan = plan_steps(model, r);
+        const bool cpu = std::find(plan.sites.begin(), plan.sites.end(), PanelSite::cpu) != plan.sites.end();
+        if (cpu) {
+            ++kept;
+            EXPECT_LT((1.0 + kCpuPanelPlanMargin) * plan.predicted_seconds, device_only);
+            EXPECT_EQ(plan.cpu_alternative_seconds, 0.0);
+        } else if (plan.cpu_alternative_seconds > 0.0) {
+            ++passed_over;
+            EXPECT_DOUBLE_EQ(plan.predicted_seconds, device_only);
+            EXPECT_LT(plan.cpu_alternative_seconds, device_only);
+            EXPECT_LE(device_only, (1.0 + kCpuPanelPlanMargin) * plan.cpu_alternative_seconds);
+            EXPECT_NE(plan.describe().find("device panels only"), std::string::npos);
+        }
+    }
+    EXPECT_GT(kept, 0);
+    EXPECT_GT(passed_over, 0);
 }
 
 TEST(StepPlanner, StreamingKeepsTheHostForTheTransfers) {
