@@ -20,15 +20,16 @@ namespace tandem::gpu {
 namespace {
 
 // NP: the padded column count (n <= NP); TM: consecutive rows per thread;
-// MinBlocks: blocks per SM to fit in registers (bytes in flight for bandwidth).
+// MinBlocks: blocks per SM to fit in registers (bytes in flight for bandwidth);
+// KC: k per pipeline step; Stages: pipeline depth.
 // 256 threads = 32 thread rows (ty) x 8 thread columns (tx); a warp is 4 x 8.
-template <int NP, int TM, int MinBlocks>
+template <int NP, int TM, int MinBlocks, int KC = 32, int Stages = 3>
 struct TallSkinnyConfig {
     static constexpr int np = NP, tm = TM, min_blocks = MinBlocks;
     static constexpr int threads = 256;
     static constexpr int bm = 32 * TM;                // rows per block
-    static constexpr int kc = 32;                     // k per pipeline step
-    static constexpr int stages = 3;
+    static constexpr int kc = KC;                     // k per pipeline step
+    static constexpr int stages = Stages;
     static constexpr int tn = NP / 8;                 // columns per thread
     static constexpr int tn_vec = NP / 8 < 4 ? NP / 8 : 4;  // contiguous columns per access
     static constexpr int a_stride = bm + 4;           // a_tile[k][row]: see sgemm_rm.cuh
@@ -38,6 +39,7 @@ struct TallSkinnyConfig {
     static constexpr int b_rows_per_pass = threads / NP;
     static_assert(TM == 2 || TM == 4, "A fragments are read as float2 or float4");
     static_assert(NP == 16 || NP == 32 || NP == 64, "column groups of tn_vec must tile tn");
+    static_assert(KC % 8 == 0 && KC % b_rows_per_pass == 0 && Stages >= 2, "copy layout and pipeline");
 };
 
 struct TallSkinnyParams : SgemmKernelProduct {
@@ -213,8 +215,12 @@ void run_tall_skinny(const SgemmArgs& args, const SgemmStream& where) {
     TallSkinnyParams p;
     static_cast<SgemmKernelProduct&>(p) = sgemm_kernel_product(args);
     p.c_vectors = reinterpret_cast<uintptr_t>(args.c) % 16 == 0 && args.ldc % 4 == 0;
+    // n <= 16: k in chunks of 16 (a chunk of 32 is half zeros at the LU's
+    // k = n = 16) and 128 rows a block: 3711 against 2459 GB/s at 4194304 x 16 x
+    // 16, 3373 against 2301 at 1048576 rows, 80-90% of the device's copy
+    // bandwidth against 55-59% (the H200, tenth session, docs/PERFORMANCE.md).
     if (args.n <= 16)
-        launch_tall_skinny<TallSkinnyConfig<16, 2, 4>>(p, stream);
+        launch_tall_skinny<TallSkinnyConfig<16, 4, 4, 16, 3>>(p, stream);
     else if (args.n <= 32)
         launch_tall_skinny<TallSkinnyConfig<32, 2, 4>>(p, stream);
     else
