@@ -28,11 +28,12 @@ int factor_panel(int64_t rows, int width, float* panel, int64_t ld, int* ipiv,
 
 // Column blocks of inv(L11) solved by the team's threads: block [c, c + w) is
 // the solve L11(c:, c:) X = I(c:, c : c + w) (inv(L11) is lower triangular, so
-// its rows above c are zero). Why not LAPACK's strtri: it runs on OpenBLAS's
-// threads, which then spin for about 0.1 s (cpu/blas_threads.hpp); the next
-// CPU panel's team, a few milliseconds later in the factorization, ran 13-17x
-// slower beside them (a 16384 x 384 panel in 98 ms instead of 7.5; the H200
-// machine, 16 cores, 2026-11-22).
+// its rows above c are zero). Not LAPACK's strtri: it runs on OpenBLAS's
+// threads, which then spin for about 0.1 s (cpu/blas_threads.hpp), into the
+// next CPU panel's team a few milliseconds later in the factorization. (This
+// was the first suspect for CPU panels that ran 13-17x slower in some runs on
+// the H200 machine; those slow runs stayed after the change, so their cause
+// lies elsewhere, see kCpuPanelPlanMargin.)
 constexpr int kInverseBlockColumns = 32;
 
 float invert_unit_lower(int width, const float* panel, int64_t ld, float* inv, int64_t ldi) {
