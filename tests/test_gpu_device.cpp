@@ -311,8 +311,6 @@ TEST_F(GpuDevice, AllocateReportsOutOfMemoryAndStaysUsable) {
     EXPECT_EQ(first_bit_difference(read_storage(40, 30), a), -1);
 }
 
-// The performance model is cached per fingerprint, and the update rate it
-// measures depends on the SGEMM policy: each policy gets its own model.
 // A catch-up of a block wider than the staging buffer holds at the storage's
 // height (a plan's last, square panel, which the workspaces are not sized
 // for): the interchanges, the TRSM and the product, against a reference in
@@ -360,6 +358,8 @@ TEST_F(GpuDevice, CatchUpOfABlockWiderThanTheStagingBuffer) {
         for (int64_t i = 0; i < rows; ++i) ASSERT_EQ(after[i + k * rows], a[i + k * rows]);
 }
 
+// The performance model is cached per fingerprint, and the rates it measures
+// depend on the panel method and the SGEMM policy: each gets its own model.
 TEST_F(GpuDevice, FingerprintNamesThePanelMethod) {
     gpu::set_panel_method(*device_, DevicePanelMethod::cusolver);
     const std::string cusolver = device_->fingerprint();
