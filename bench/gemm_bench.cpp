@@ -16,6 +16,7 @@
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
+#include "gpu/kernel_timer.hpp"
 #include "gpu/matrix_samples.hpp"
 #include "gpu/sgemm_dispatch.hpp"
 #include "gpu/sgemm_tuner.hpp"
@@ -122,47 +123,22 @@ std::vector<GemmShape> bench_shapes(const std::string& which) {
 struct BenchStream {
     cudaStream_t stream = nullptr;
     cublasHandle_t handle = nullptr;
-    cudaEvent_t start = nullptr, stop = nullptr;
     BenchStream() {
         TANDEM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
         TANDEM_CUBLAS_CHECK(cublasCreate(&handle));
         TANDEM_CUBLAS_CHECK(cublasSetStream(handle, stream));
-        TANDEM_CUDA_CHECK(cudaEventCreate(&start));
-        TANDEM_CUDA_CHECK(cudaEventCreate(&stop));
     }
-    ~BenchStream() {
-        (void)cudaEventDestroy(start), (void)cudaEventDestroy(stop);
-        (void)cublasDestroy(handle), (void)cudaStreamDestroy(stream);
-    }
-    // Median seconds of `repeats` runs after one warm-up run, by CUDA events.
-    double median_seconds(const std::function<void()>& run, int repeats) {
-        run();
-        std::vector<double> seconds;
-        for (int r = 0; r < repeats; ++r) {
-            TANDEM_CUDA_CHECK(cudaEventRecord(start, stream));
-            run();
-            TANDEM_CUDA_CHECK(cudaEventRecord(stop, stream));
-            TANDEM_CUDA_CHECK(cudaEventSynchronize(stop));
-            float ms = 0.0f;
-            TANDEM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-            seconds.push_back(1e-3 * ms);
-        }
-        std::sort(seconds.begin(), seconds.end());
-        return seconds[seconds.size() / 2];
-    }
+    ~BenchStream() { (void)cublasDestroy(handle), (void)cudaStreamDestroy(stream); }
 };
 
-// Device-to-device cudaMemcpy of 512 MiB, counted as read + write: the
-// bandwidth that the tall-skinny kernel is judged against.
-double copy_bandwidth_gbs(BenchStream& bench, int repeats) {
-    const size_t bytes = size_t(512) << 20;
+// Read + write bandwidth of a device-to-device cudaMemcpy of `bytes` (timed
+// like the products: cold, without the launch latency).
+double copy_bandwidth_gbs(KernelTimer& timer, cudaStream_t stream, size_t bytes, int repeats) {
     DeviceBuffer buffer(2 * bytes, "copy bandwidth buffer");
     char* const base = reinterpret_cast<char*>(buffer.floats());
-    const double seconds = bench.median_seconds(
-        [&] {
-            TANDEM_CUDA_CHECK(cudaMemcpyAsync(base + bytes, base, bytes, cudaMemcpyDeviceToDevice, bench.stream));
-        },
-        repeats);
+    const double seconds = timer.median_seconds(
+        [&] { TANDEM_CUDA_CHECK(cudaMemcpyAsync(base + bytes, base, bytes, cudaMemcpyDeviceToDevice, stream)); },
+        repeats, true);
     return 2.0 * double(bytes) / seconds * 1e-9;
 }
 
@@ -198,7 +174,8 @@ int run_bench(const GemmOptions& o) {
     const SgemmTuningTable table = load_sgemm_table_for_current_device(o.cache_dir, &source);
     std::cout << "device: " << prop.name << ", " << prop.multiProcessorCount << " SMs\n"
               << "dispatch table: " << source << "\n"
-              << "C = -A B + C, row-major; median of " << o.repeats << " runs (CUDA events)\n\n";
+              << "C = -A B + C, row-major; median of " << o.repeats
+              << " runs (CUDA events around the queued product, L2 evicted before each)\n\n";
     const std::vector<GemmShape> shapes = bench_shapes(o.shapes);
     const std::vector<std::string> names = o.variants.empty() ? sgemm_variant_names() : o.variants;
     for (const std::string& name : names)
@@ -214,8 +191,10 @@ int run_bench(const GemmOptions& o) {
     DeviceBuffer a(size_t(a_size) * 4, "A"), b(size_t(b_size) * 4, "B"), c(size_t(c_size) * 4, "C"),
         c_ref(size_t(c_size) * 4, "reference C");
     BenchStream bench;
+    KernelTimer timer(bench.stream);
     const SgemmStream where{bench.stream, bench.handle};
     std::vector<GemmResult> results;
+    std::vector<double> copy_gbs_of_size(shapes.size(), 0.0);  // skinny shapes only
     for (size_t i = 0; i < shapes.size(); ++i) {
         const GemmShape& s = shapes[i];
         SgemmArgs args;
@@ -243,7 +222,7 @@ int run_bench(const GemmOptions& o) {
             run();
             if (name != kCublasVariant)
                 r.rel_err = max_difference_rm(s.m, s.n, c.floats(), s.n, c_ref.floats(), s.n, bench.stream).relative();
-            r.seconds = bench.median_seconds(run, o.repeats);
+            r.seconds = timer.median_seconds(run, o.repeats, true);
             r.tflops = 2.0 * double(s.m) * s.n * s.k / r.seconds * 1e-12;
             r.gbs = moved_bytes(s) / r.seconds * 1e-9;
             char line[200], err[16] = "reference";
@@ -254,13 +233,32 @@ int run_bench(const GemmOptions& o) {
             std::cout << line << std::flush;
             results.push_back(r);
         }
+        if (s.set == "skinny") {
+            // A copy of as many bytes: the same launch, ramp and tail as the product.
+            copy_gbs_of_size[i] = copy_bandwidth_gbs(timer, bench.stream, size_t(moved_bytes(s) / 2), o.repeats);
+            std::printf("%-9s %6lld x %6lld x %5lld  %-38s %8.3f ms %6.0f GB/s\n", s.set.c_str(), s.m, s.n, s.k,
+                        "cudaMemcpy D2D of the same bytes", moved_bytes(s) / copy_gbs_of_size[i] * 1e-6,
+                        copy_gbs_of_size[i]);
+        }
     }
     double copy_gbs = 0.0;
     if (std::any_of(shapes.begin(), shapes.end(), [](const GemmShape& s) { return s.set == "skinny"; })) {
-        copy_gbs = copy_bandwidth_gbs(bench, o.repeats);
-        std::cout << "\ndevice copy bandwidth (cudaMemcpy D2D, read + write): " << int(copy_gbs) << " GB/s\n";
+        // The device's copy bandwidth: the best of large copies (which size
+        // copies best differs between GPUs) and of the per-shape ones above.
+        std::cout << "\ncudaMemcpy D2D, read + write:";
+        for (size_t mib : {64, 256, 512, 1024}) {
+            const double gbs = copy_bandwidth_gbs(timer, bench.stream, mib << 20, o.repeats);
+            std::cout << " " << mib << " MiB " << int(gbs) << " GB/s;";
+            copy_gbs = std::max(copy_gbs, gbs);
+        }
+        for (double gbs : copy_gbs_of_size) copy_gbs = std::max(copy_gbs, gbs);
+        std::cout << "\ndevice copy bandwidth (the best copy measured): " << int(copy_gbs) << " GB/s\n"
+                  << "an empty kernel, timed the same way: " << timer.empty_kernel_seconds(o.repeats) * 1e6
+                  << " us\n";
     }
-    print_gemm_summary(std::cout, shapes, results, copy_gbs);
+    if (!timer.holds())
+        std::cout << "\nnote: the stream hold timed out (a profiler?): later times include the launch latency\n";
+    print_gemm_summary(std::cout, shapes, results, copy_gbs, copy_gbs_of_size);
     std::string error;
     if (!o.csv_path.empty() && !write_gemm_csv(o.csv_path, shapes, results, error)) {
         std::cerr << "tandem-bench: " << error << "\n";
@@ -277,7 +275,12 @@ void print_gemm_usage(std::ostream& os) {
           "                         [--csv FILE] [--cache-dir DIR] [--tune [--tune-max-size N]]\n"
           "  tandem's SGEMM variants and dispatcher vs cuBLAS (C -= A B, row-major), or with\n"
           "  --tune the SGEMM autotuner (table printed and stored in the cache directory,\n"
-          "  default $XDG_CACHE_HOME/tandem or ~/.cache/tandem, where the library looks).\n";
+          "  default $XDG_CACHE_HOME/tandem or ~/.cache/tandem, where the library looks).\n"
+          "  Each figure is the median of N runs timed by CUDA events around the product\n"
+          "  alone: the stream is held until the product is queued (the host's launch\n"
+          "  latency is left out) and L2 is evicted before each run (operands come from\n"
+          "  DRAM). Tall-skinny shapes are also given as a share of the device's copy\n"
+          "  bandwidth and of a copy moving as many bytes, timed the same way.\n";
 }
 
 int run_gemm_mode(const std::vector<std::string>& args, const std::string& command_line) {

@@ -21,7 +21,8 @@ std::string gemm_rate(const GemmShape& s, const GemmResult& r) {
 }
 
 void print_gemm_summary(std::ostream& os, const std::vector<GemmShape>& shapes,
-                        const std::vector<GemmResult>& results, double copy_gbs) {
+                        const std::vector<GemmResult>& results, double copy_gbs,
+                        const std::vector<double>& copy_gbs_of_size) {
     char line[320];
     std::snprintf(line, sizeof line, "\n%-9s %6s %6s %5s | %-11s | %-28s %-11s %6s | %-37s %-11s %6s | %s\n",
                   "shape", "m", "n", "k", "cublas", "best of ours", "", "", "dispatched", "", "", "max rel err");
@@ -49,8 +50,11 @@ void print_gemm_summary(std::ostream& os, const std::vector<GemmShape>& shapes,
                       dispatched ? gemm_rate(s, *dispatched).c_str() : "", speedup(dispatched).c_str(), worst);
         os << line;
         if (s.set == "skinny" && best && copy_gbs > 0.0) {
-            std::snprintf(line, sizeof line, "%31s best of ours: %.0f%% of the device copy bandwidth\n", "",
-                          100.0 * best->gbs / copy_gbs);
+            const double same_size = i < copy_gbs_of_size.size() ? copy_gbs_of_size[i] : 0.0;
+            std::snprintf(line, sizeof line,
+                          "%31s best of ours: %.0f%% of the device copy bandwidth, %.0f%% of a copy of as many "
+                          "bytes\n",
+                          "", 100.0 * best->gbs / copy_gbs, same_size > 0.0 ? 100.0 * best->gbs / same_size : 0.0);
             os << line;
         }
     }

@@ -32,9 +32,11 @@ std::string gemm_rate(const GemmShape& s, const GemmResult& r);
 // One row per shape: cuBLAS, our fastest variant and the dispatcher's choice
 // (rate and speedup over cuBLAS), and the largest difference from cuBLAS's C;
 // tall-skinny rows also as a share of copy_gbs (device-to-device copy
-// bandwidth, read + write; 0 when not measured).
+// bandwidth of a large copy, read + write; 0 when not measured) and of
+// copy_gbs_of_size[shape] (that of a copy moving as many bytes as the shape).
 void print_gemm_summary(std::ostream& os, const std::vector<GemmShape>& shapes,
-                        const std::vector<GemmResult>& results, double copy_gbs);
+                        const std::vector<GemmResult>& results, double copy_gbs,
+                        const std::vector<double>& copy_gbs_of_size);
 
 // One row per measurement; false with `error` set when the file cannot be written.
 bool write_gemm_csv(const std::string& path, const std::vector<GemmShape>& shapes,

@@ -68,6 +68,17 @@ struct SgemmRmParams : SgemmKernelProduct {
     int prefetch_k_tile;  // k step at which the C tile is prefetched (if beta != 0)
 };
 
+// The first row and column of C of tile `tile`: tiles are numbered by groups of
+// kGroupTileRows tile rows, column by column within a group (see there).
+template <class Cfg>
+__device__ __forceinline__ int2 sgemm_rm_tile_origin(const SgemmRmParams& p, int tile) {
+    const int group_tiles = kGroupTileRows * p.tiles_n;
+    const int first_tile_m = tile / group_tiles * kGroupTileRows;
+    const int group_rows = min(p.tiles_m - first_tile_m, kGroupTileRows);
+    const int in_group = tile % group_tiles;
+    return make_int2((first_tile_m + in_group % group_rows) * Cfg::bm, (in_group / group_rows) * Cfg::bn);
+}
+
 // Fragments of step kk: a = this thread's TM values of column kk of the A
 // tile, b = its TN values of row kk of the B tile. a_frag points at
 // a_tile[0][first row of the thread], b_frag at b_tile[0][first column].
@@ -108,7 +119,8 @@ __device__ __forceinline__ void multiply_tile(const float* a_frag, const float* 
 // Prefetches the rows of the C tile into L2: one hint per 128-byte line, plus
 // the tile row's last element (rows need not start on a line boundary).
 template <class Cfg>
-__device__ __forceinline__ void prefetch_c_tile(const SgemmRmParams& p, int row0, int col0) {
+__device__ __forceinline__ void prefetch_c_tile(const SgemmRmParams& p, int2 origin) {
+    const int row0 = origin.x, col0 = origin.y;
     constexpr int hints_per_row = Cfg::bn / 32 + 1;
     constexpr int hints = Cfg::bm * hints_per_row;
     const int last_col = min(col0 + Cfg::bn, p.n) - 1;

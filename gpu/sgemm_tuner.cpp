@@ -8,6 +8,7 @@
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
+#include "gpu/kernel_timer.hpp"
 #include "gpu/matrix_samples.hpp"
 #include "gpu/sgemm_dispatch.hpp"
 #include "gpu/sgemm_variants.hpp"
@@ -32,26 +33,6 @@ struct TimingResources {
     TimingResources& operator=(const TimingResources&) = delete;
 };
 
-struct EventPair {
-    cudaEvent_t start = nullptr, stop = nullptr;
-    EventPair() {
-        TANDEM_CUDA_CHECK(cudaEventCreate(&start));
-        TANDEM_CUDA_CHECK(cudaEventCreate(&stop));
-    }
-    ~EventPair() {
-        if (start) (void)cudaEventDestroy(start);
-        if (stop) (void)cudaEventDestroy(stop);
-    }
-    EventPair(const EventPair&) = delete;
-    EventPair& operator=(const EventPair&) = delete;
-};
-
-double median(std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    const size_t mid = values.size() / 2;
-    return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
-}
-
 double bytes_of(const SgemmShape& s) {
     return 4.0 * (double(s.m) * double(s.k) + double(s.k) * double(s.n) + double(s.m) * double(s.n));
 }
@@ -75,20 +56,8 @@ SgemmDeviceKey current_sgemm_device_key() {
 
 double time_sgemm_variant(const std::string& name, const SgemmArgs& args, const SgemmStream& where,
                           int repeats) {
-    const auto stream = static_cast<cudaStream_t>(where.stream);
-    EventPair events;
-    run_sgemm_variant(name, args, where);  // warm-up: clocks, caches, lazy module loading
-    std::vector<double> seconds;
-    for (int r = 0; r < std::max(1, repeats); ++r) {
-        TANDEM_CUDA_CHECK(cudaEventRecord(events.start, stream));
-        run_sgemm_variant(name, args, where);
-        TANDEM_CUDA_CHECK(cudaEventRecord(events.stop, stream));
-        TANDEM_CUDA_CHECK(cudaEventSynchronize(events.stop));
-        float ms = 0.0f;
-        TANDEM_CUDA_CHECK(cudaEventElapsedTime(&ms, events.start, events.stop));
-        seconds.push_back(1e-3 * ms);
-    }
-    return median(seconds);
+    KernelTimer timer(where.stream);
+    return timer.median_seconds([&] { run_sgemm_variant(name, args, where); }, repeats, true);
 }
 
 SgemmTuningResult tune_sgemm(const SgemmTunerOptions& options) {

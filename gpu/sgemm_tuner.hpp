@@ -45,8 +45,9 @@ struct SgemmTuningResult {
 SgemmDeviceKey current_sgemm_device_key();
 
 // Median seconds of `repeats` runs of variant `name` on `args` (after one
-// untimed warm-up run), timed with CUDA events on where.stream. The product
-// is run repeatedly in place, so C changes from run to run.
+// untimed warm-up run), timed on where.stream by KernelTimer: without the
+// launch latency, L2 evicted before each run. The product is run repeatedly
+// in place, so C changes from run to run.
 double time_sgemm_variant(const std::string& name, const SgemmArgs& args, const SgemmStream& where,
                           int repeats);
 
