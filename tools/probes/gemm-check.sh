@@ -2,6 +2,7 @@
 # and timer GPU tests, compute-sanitizer on chosen tests, then `tandem-bench
 # gemm` once per argument list, with the SM clock and power beside the runs.
 #   RUNS="--shapes lu --repeats 5;--shapes skinny --variants cublas,tall_skinny"
+#     (a run "VAR=value ...|--shapes lu" sets those environment variables for it)
 #   TESTS_REGEX="Sgemm|KernelTimer" (TESTS=0 skips), SANITIZE="<gtest filter>"
 #   NCU="<shapes> <variants>": Nsight Compute counters of those (device-check's ncu step)
 # Logs and CSVs packed into $OUT/logs.tgz (the device tool returns 8 files).
@@ -26,9 +27,12 @@ index=0
 IFS=';' read -ra runs <<< "${RUNS:---shapes all --repeats 5}"
 for args in "${runs[@]}"; do
   index=$((index + 1))
-  echo "== gemm $index: $args ($(date -u +%H:%M:%S))"
+  envs=""
+  if [[ "$args" == *"|"* ]]; then envs="${args%%|*}"; args="${args#*|}"; fi
+  echo "== gemm $index: ${envs:+$envs }$args ($(date -u +%H:%M:%S))"
   # shellcheck disable=SC2086
-  build/bench/tandem-bench gemm $args --csv "$OUT/logs/gemm-$index.csv" > "$OUT/logs/gemm-$index.log" 2>&1
+  env $envs build/bench/tandem-bench gemm $args --csv "$OUT/logs/gemm-$index.csv" \
+    > "$OUT/logs/gemm-$index.log" 2>&1
   sed -n '/^shape /,$p' "$OUT/logs/gemm-$index.log"
 done
 kill "$dmon" 2>/dev/null
