@@ -52,13 +52,12 @@ __device__ __forceinline__ int2 sgemm_rm_fragment_origin() {
 }
 
 // Contract: C = alpha * A * B + beta * C on the tile of C each block owns.
-//   A m x k, B k x n, C m x n, all row-major with 64-bit
-//   leading dimensions; k >= 1 and alpha != 0 (the launcher handles the other
-//   cases); C must not overlap A or B; A and B may alias each other. Vec == 4
-//   needs B and C 16-byte aligned and ldb, ldc multiples of 4; Vec == 1 needs
-//   only float alignment. Launch: a 1-D grid of tiles_m * tiles_n blocks
-//   (block b on tile b) of Cfg::threads threads and Cfg::shared_bytes of
-//   dynamic shared memory.
+//   A m x k, B k x n, C m x n, all row-major with 64-bit leading dimensions;
+//   k >= 1 and alpha != 0 (the launcher handles the other cases); C must not
+//   overlap A or B; A and B may alias each other. Vec == 4 needs B and C 16-byte
+//   aligned and ldb, ldc multiples of 4; Vec == 1 needs only float alignment.
+//   Launch: a 1-D grid of tiles_m * tiles_n blocks (block b on tile b) of
+//   Cfg::threads threads and Cfg::shared_bytes of dynamic shared memory.
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) sgemm_rm_kernel(const SgemmRmParams p) {
     extern __shared__ float4 shared_vec4[];
