@@ -132,8 +132,11 @@ private:
     void check_pivots(const char* op, int64_t k1, int64_t k2, const int* ipiv) const;
     [[noreturn]] void contract_error(const char* op, const std::string& what) const;
 
-    // cuSOLVER getrf workspace of queue q large enough for a rows x width panel.
-    void ensure_getrf_workspace(Queue q, int64_t rows, int width);
+    // Queue q's panel pivots (with the info and the leaves' moves) for a panel
+    // up to `width` wide, and with cusolver_work cuSOLVER getrf's workspace
+    // for a rows x width panel (asking cuSOLVER its size costs host time, so
+    // the recursive panel's routes skip it).
+    void ensure_getrf_workspace(Queue q, int64_t rows, int width, bool cusolver_work);
     // Whether a rows x width panel goes to tandem's recursive panel rather
     // than cuSOLVER's getrf: the method, the leaves' reach, and the layout.
     // column_major: a column-major panel (the caller's matrix of sgetrf_gpu, or

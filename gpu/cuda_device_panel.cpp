@@ -21,14 +21,17 @@
 
 namespace tandem::gpu {
 
-void CudaDevice::ensure_getrf_workspace(Queue q, int64_t rows, int width) {
+void CudaDevice::ensure_getrf_workspace(Queue q, int64_t rows, int width, bool cusolver_work) {
     const int index = static_cast<int>(q);
     if (rows <= 0 || width <= 0) return;
-    const int rows_i = blas_int(rows, "panel rows"), width_i = width;
-    int work_floats = 0;
-    TANDEM_CUSOLVER_CHECK(cusolverDnSgetrf_bufferSize(solvers_[index], rows_i, width_i,
-                                                      staging(q).data, rows_i, &work_floats));
-    const size_t work_bytes = sizeof(float) * static_cast<size_t>(std::max(work_floats, 1));
+    size_t work_bytes = 0;
+    if (cusolver_work) {
+        const int rows_i = blas_int(rows, "panel rows");
+        int work_floats = 0;
+        TANDEM_CUSOLVER_CHECK(cusolverDnSgetrf_bufferSize(solvers_[index], rows_i, width,
+                                                          staging(q).data, rows_i, &work_floats));
+        work_bytes = sizeof(float) * static_cast<size_t>(std::max(work_floats, 1));
+    }
     // The pivots, the info, and the recursive panel's list of row moves.
     const size_t pivot_bytes =
         sizeof(int) * static_cast<size_t>(std::max(width, max_width_) + 1 + kLeafMovesInts);
@@ -45,8 +48,8 @@ void CudaDevice::ensure_getrf_workspace(Queue q, int64_t rows, int width) {
 // The panels are factored on the transfer queue: its workspace now, not
 // mid-factorization (growing it synchronizes the queue).
 void CudaDevice::ensure_getrf_workspaces(int64_t rows, int max_panel_width, int last_panel_width) {
-    ensure_getrf_workspace(Queue::transfer, rows, max_panel_width);
-    ensure_getrf_workspace(Queue::transfer, last_panel_width, last_panel_width);
+    ensure_getrf_workspace(Queue::transfer, rows, max_panel_width, true);
+    ensure_getrf_workspace(Queue::transfer, last_panel_width, last_panel_width, true);
 }
 
 void CudaDevice::factor_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width,
@@ -59,11 +62,13 @@ void CudaDevice::factor_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int
                                            std::to_string(width) + " wide");
     pivots[width] = 0;  // written now: nothing below runs for an empty panel
     if (rows == 0 || width == 0) return;
-    ensure_getrf_workspace(q, rows, width);
+    const bool in_place = use_recursive_panel(rows, width, false);
+    const bool transposed_recursive = !in_place && use_recursive_panel(rows, width, true);
+    ensure_getrf_workspace(q, rows, width, !in_place && !transposed_recursive);
     const int index = static_cast<int>(q);
     const cudaStream_t s = stream(q);
     int* device_pivots = getrf_pivots_[index].ints();
-    if (use_recursive_panel(rows, width, false)) {
+    if (in_place) {
         factor_recursively(q, at(r0, c0), ld_, false, rows, width, device_pivots);
     } else {
         const Staging scratch = staging(q);
@@ -73,7 +78,7 @@ void CudaDevice::factor_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int
                                                " panel exceeds the staging buffer");
         // Row-major rows x width is column-major width x rows: its transpose is the panel.
         transpose(at(r0, c0), ld_, width, rows, scratch.data, rows, s);
-        if (use_recursive_panel(rows, width, true)) {
+        if (transposed_recursive) {
             factor_recursively(q, scratch.data, rows, true, rows, width, device_pivots);
         } else {
             const int rows_i = blas_int(rows, "panel rows");

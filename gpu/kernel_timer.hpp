@@ -32,9 +32,6 @@ public:
     // is timed again without the hold, and so are all later ones (holds()).
     double median_seconds(const std::function<void()>& run, int repeats, bool cold);
 
-    // Seconds of one timed run (no warm-up run).
-    double seconds_of(const std::function<void()>& run, bool cold);
-
     // False once a hold has timed out: the times then include the launch latency.
     bool holds() const;
 
@@ -44,6 +41,9 @@ public:
     double empty_kernel_seconds(int repeats);
 
 private:
+    // Seconds of one timed run (no warm-up run).
+    double seconds_of(const std::function<void()>& run, bool cold);
+
     struct Resources;
     std::unique_ptr<Resources> resources_;
 };

@@ -390,6 +390,16 @@ cudaLaunchConfig_t programmatic_launch(dim3 block, cudaStream_t stream,
     return config;
 }
 
+// The launch attribute of a 1-D cluster of `blocks` blocks.
+cudaLaunchAttribute cluster_dimension(int blocks) {
+    cudaLaunchAttribute cluster = {};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = static_cast<unsigned>(blocks);
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    return cluster;
+}
+
 // Leaf shapes: W columns, S rows a thread, T = 256 threads a block; S * W
 // registers of data a thread stay below the 255-register cap. One block holds
 // 4 * 256 rows of 32 columns, 8 * 256 of 16 or 16 * 256 of 8; a cluster of
@@ -426,11 +436,7 @@ void launch_leaf(int blocks, float* a, int64_t ld, bool column_major, int rows, 
                                : factor_leaf_kernel<W, S, kLeafThreads, false, kCluster>;
     if constexpr (kCluster) {
         config.gridDim = dim3(static_cast<unsigned>(blocks));
-        attributes[1] = {};
-        attributes[1].id = cudaLaunchAttributeClusterDimension;
-        attributes[1].val.clusterDim.x = static_cast<unsigned>(blocks);
-        attributes[1].val.clusterDim.y = 1;
-        attributes[1].val.clusterDim.z = 1;
+        attributes[1] = cluster_dimension(blocks);
         config.attrs = attributes;
         config.numAttrs = 2;
     }
@@ -454,11 +460,7 @@ int max_cluster_blocks() {
     auto kernel = factor_leaf_kernel<32, 4, kLeafThreads, true, true>;
     int blocks = 1;
     for (int size = kMaxClusterBlocks; size >= 2 && blocks == 1; size /= 2) {
-        cudaLaunchAttribute cluster = {};
-        cluster.id = cudaLaunchAttributeClusterDimension;
-        cluster.val.clusterDim.x = static_cast<unsigned>(size);
-        cluster.val.clusterDim.y = 1;
-        cluster.val.clusterDim.z = 1;
+        cudaLaunchAttribute cluster = cluster_dimension(size);
         cudaLaunchConfig_t config = {};
         config.gridDim = dim3(static_cast<unsigned>(size));
         config.blockDim = dim3(kLeafThreads);

@@ -54,12 +54,6 @@ SgemmDeviceKey current_sgemm_device_key() {
     return {prop.name, prop.multiProcessorCount, runtime};
 }
 
-double time_sgemm_variant(const std::string& name, const SgemmArgs& args, const SgemmStream& where,
-                          int repeats) {
-    KernelTimer timer(where.stream);
-    return timer.median_seconds([&] { run_sgemm_variant(name, args, where); }, repeats, true);
-}
-
 SgemmTuningResult tune_sgemm(const SgemmTunerOptions& options) {
     SgemmTuningResult result;
     result.key = current_sgemm_device_key();
@@ -102,6 +96,9 @@ SgemmTuningResult tune_sgemm(const SgemmTunerOptions& options) {
     fill_uniform_rm(rows_of(b_size), kFillRow, b.floats(), kFillRow, 2, resources.stream);
     fill_uniform_rm(rows_of(c_size), kFillRow, c.floats(), kFillRow, 3, resources.stream);
     const SgemmStream where{resources.stream, resources.handle};
+    // Each product timed alone: without the launch latency, L2 evicted before
+    // each run; run repeatedly in place, so C changes from run to run.
+    KernelTimer timer(resources.stream);
 
     for (SgemmBucketTiming& timing : result.buckets) {
         const std::string label = sgemm_bucket_label(timing.bucket);
@@ -119,7 +116,8 @@ SgemmTuningResult tune_sgemm(const SgemmTunerOptions& options) {
         double best = 0.0, cublas = 0.0;
         for (const SgemmVariant& variant : sgemm_variants()) {
             if (!variant.can_run(args, where)) continue;
-            const double seconds = time_sgemm_variant(variant.name, args, where, options.repeats);
+            const double seconds = timer.median_seconds(
+                [&] { run_sgemm_variant(variant.name, args, where); }, options.repeats, true);
             timing.candidates.push_back({variant.name, seconds});
             if (variant.name == kCublasVariant) cublas = seconds;
             if (timing.winner.empty() || seconds < best) best = seconds, timing.winner = variant.name;

@@ -44,13 +44,6 @@ struct SgemmTuningResult {
 // The key of the current CUDA device (name, SM count, CUDA runtime version).
 SgemmDeviceKey current_sgemm_device_key();
 
-// Median seconds of `repeats` runs of variant `name` on `args` (after one
-// untimed warm-up run), timed on where.stream by KernelTimer: without the
-// launch latency, L2 evicted before each run. The product is run repeatedly
-// in place, so C changes from run to run.
-double time_sgemm_variant(const std::string& name, const SgemmArgs& args, const SgemmStream& where,
-                          int repeats);
-
 // Tunes the current device: allocates the largest shape's operands (buckets
 // whose operands do not fit in free device memory are skipped, with a note),
 // uses its own stream and cuBLAS handle. Throws tandem::Error on CUDA failures.
