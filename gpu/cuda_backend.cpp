@@ -96,6 +96,19 @@ std::unique_ptr<Device> make_cuda_device(int ordinal) {
     return std::make_unique<CudaDevice>(ordinal);
 }
 
+namespace {
+
+// The CudaDevice behind a Device that make_cuda_device made.
+CudaDevice& as_cuda(Device& device, const char* op) {
+    auto* cuda = dynamic_cast<CudaDevice*>(&device);
+    if (cuda == nullptr)
+        throw Error(TANDEM_ERROR_INTERNAL,
+                    std::string(op) + ": " + device.name() + " is not a CUDA device");
+    return *cuda;
+}
+
+}  // namespace
+
 void synchronize_device(int ordinal) {
     DeviceGuard guard(ordinal);
     TANDEM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -103,35 +116,29 @@ void synchronize_device(int ordinal) {
 
 void solve_column_major(Device& cuda_device, char trans, int64_t n, int64_t nrhs, const float* a,
                         int64_t lda, const int* ipiv, float* b, int64_t ldb) {
-    auto* device = dynamic_cast<CudaDevice*>(&cuda_device);
-    if (device == nullptr)
-        throw Error(TANDEM_ERROR_INTERNAL, "solve_column_major: " + cuda_device.name() +
-                                               " is not a CUDA device");
-    device->solve_column_major(trans, n, nrhs, a, lda, ipiv, b, ldb);
+    as_cuda(cuda_device, "solve_column_major").solve_column_major(trans, n, nrhs, a, lda, ipiv, b, ldb);
 }
 
 int factor_column_major(Device& cuda_device, int64_t m, int64_t n, float* a, int64_t lda, int* ipiv) {
-    auto* device = dynamic_cast<CudaDevice*>(&cuda_device);
-    if (device == nullptr)
-        throw Error(TANDEM_ERROR_INTERNAL, "factor_column_major: " + cuda_device.name() +
-                                               " is not a CUDA device");
-    return device->factor_column_major(m, n, a, lda, ipiv);
+    return as_cuda(cuda_device, "factor_column_major").factor_column_major(m, n, a, lda, ipiv);
+}
+
+int factor_host_column_major(Device& cuda_device, int64_t m, int64_t n, float* a, int64_t lda,
+                             int* ipiv) {
+    return as_cuda(cuda_device, "factor_host_column_major").factor_host_column_major(m, n, a, lda, ipiv);
+}
+
+void solve_kept_factors(Device& cuda_device, char trans, int64_t n, int64_t nrhs, const int* ipiv,
+                        float* b, int64_t ldb) {
+    as_cuda(cuda_device, "solve_kept_factors").solve_kept_factors(trans, n, nrhs, ipiv, b, ldb);
 }
 
 void set_gemm_policy(Device& cuda_device, GemmKernel kernel, const std::string& cache_dir) {
-    auto* device = dynamic_cast<CudaDevice*>(&cuda_device);
-    if (device == nullptr)
-        throw Error(TANDEM_ERROR_INTERNAL, "set_gemm_policy: " + cuda_device.name() +
-                                               " is not a CUDA device");
-    device->set_gemm_policy(kernel, cache_dir);
+    as_cuda(cuda_device, "set_gemm_policy").set_gemm_policy(kernel, cache_dir);
 }
 
 void set_panel_method(Device& cuda_device, DevicePanelMethod method) {
-    auto* device = dynamic_cast<CudaDevice*>(&cuda_device);
-    if (device == nullptr)
-        throw Error(TANDEM_ERROR_INTERNAL, "set_panel_method: " + cuda_device.name() +
-                                               " is not a CUDA device");
-    device->set_panel_method(method);
+    as_cuda(cuda_device, "set_panel_method").set_panel_method(method);
 }
 
 void release_shared_handles() { release_cublaslt_handles(); }

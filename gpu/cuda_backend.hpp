@@ -37,6 +37,14 @@ bool is_device_only_memory(const void* pointer);
 // CudaDevice::factor_column_major.
 int factor_column_major(Device& cuda_device, int64_t m, int64_t n, float* a, int64_t lda, int* ipiv);
 
+// sgetrf on a host matrix whose plan is one device panel, and the solve with
+// the factors it leaves on the GPU: see CudaDevice::factor_host_column_major
+// and CudaDevice::solve_kept_factors.
+int factor_host_column_major(Device& cuda_device, int64_t m, int64_t n, float* a, int64_t lda,
+                             int* ipiv);
+void solve_kept_factors(Device& cuda_device, char trans, int64_t n, int64_t nrhs, const int* ipiv,
+                        float* b, int64_t ldb);
+
 // A Device on CUDA device `ordinal` (its own streams, events, cuBLAS handle).
 // Every method sets the CUDA device it needs and restores the caller's.
 std::unique_ptr<Device> make_cuda_device(int ordinal);

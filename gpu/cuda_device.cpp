@@ -96,6 +96,9 @@ void CudaDevice::release_buffers() noexcept {
     perm_.reset();
     resident_pivots_.reset();
     resident_work_.reset();
+    host_matrix_.reset();
+    host_rhs_.reset();
+    kept_rows_ = kept_cols_ = 0;
     perm_folded_ = 0;
     for (int q = 0; q < kQueues; ++q) {
         staging_[q].reset();

@@ -112,6 +112,16 @@ public:
     // its transposes. ipiv (min(m, n) ints) is host memory. Returns LAPACK's
     // info. Ordered and synchronous as solve_column_major.
     int factor_column_major(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv);
+    // sgetrf on the caller's HOST matrix when the plan is one device panel over
+    // the whole matrix: the matrix is copied as it is (column-major, no
+    // transposes) into a buffer of this GPU, factored there by
+    // factor_column_major, and copied back. The factors stay in the buffer for
+    // solve_kept_factors until the next call that uses it. Synchronous.
+    int factor_host_column_major(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv);
+    // op(A) X = B for B in host memory, with the n x n factors that the last
+    // factor_host_column_major left on this GPU (ipiv: its pivots, host memory).
+    void solve_kept_factors(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
+                            int64_t ldb);
 
 private:
     // C = alpha A B + beta C, row-major, with the kernel the policy picks.
@@ -183,6 +193,9 @@ private:
     DeviceBuffer resident_pivots_;        // the *_column_major calls: pivots + info, grown as needed
     int* resident_pivots(int64_t count);  // at least count ints of it
     DeviceBuffer resident_work_;          // factor_column_major: cuSOLVER getrf workspace
+    DeviceBuffer host_matrix_;  // factor_host_column_major: the caller's matrix, then its factors
+    int64_t kept_rows_ = 0, kept_cols_ = 0;  // ... the factors it holds (0 x 0: none)
+    DeviceBuffer host_rhs_;     // solve_kept_factors: the right-hand sides
     DeviceBuffer getrf_pivots_[kQueues];  // per queue: max_panel_width pivots + info
     int64_t staging_capacity_ = 0;  // floats, each
     BounceBuffers bounce_[kQueues];

@@ -88,4 +88,58 @@ int CudaDevice::factor_column_major(int64_t m, int64_t n, float* a, int64_t lda,
     return info;
 }
 
+namespace {
+
+// `buffer` holds at least `floats` floats (grown as needed, never shrunk).
+float* at_least(DeviceBuffer& buffer, int64_t floats, const char* what) {
+    const size_t bytes = sizeof(float) * static_cast<size_t>(std::max<int64_t>(floats, 1));
+    if (buffer.bytes() < bytes) {
+        buffer.reset();  // the old one first: the two need not fit together
+        buffer = DeviceBuffer(bytes, what);
+    }
+    return buffer.floats();
+}
+
+}  // namespace
+
+int CudaDevice::factor_host_column_major(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv) {
+    DeviceGuard guard(ordinal_);
+    if (m == 0 || n == 0) return 0;
+    if (a == nullptr || ipiv == nullptr || lda < m)
+        contract_error("factor_host_column_major", "a or ipiv null, or lda < m");
+    kept_rows_ = kept_cols_ = 0;
+    float* const d_a = at_least(host_matrix_, m * n, "column-major copy of the matrix");
+    const cudaStream_t s = stream(Queue::compute);
+    BounceBuffers& buffers = bounce(Queue::compute);
+    copy_host_to_columns(a, lda, m, n, d_a, m, buffers, s);
+    const int info = factor_column_major(m, n, d_a, m, ipiv);  // synchronous
+    try {
+        copy_columns_to_host(d_a, m, m, n, a, lda, buffers, s);
+        TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
+    } catch (const Error& e) {
+        throw Error(e.code(), std::string(e.what()) +
+                                  " (the factors were being copied into A: A is partially overwritten)");
+    }
+    kept_rows_ = m;
+    kept_cols_ = n;
+    return info;
+}
+
+void CudaDevice::solve_kept_factors(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
+                                    int64_t ldb) {
+    DeviceGuard guard(ordinal_);
+    if (n != kept_rows_ || n != kept_cols_)
+        contract_error("solve_kept_factors", "no " + std::to_string(n) + " x " +
+                                                 std::to_string(n) + " factors are kept");
+    if (n == 0 || nrhs == 0) return;
+    if (b == nullptr || ldb < n) contract_error("solve_kept_factors", "b null or ldb < n");
+    float* const d_b = at_least(host_rhs_, n * nrhs, "right-hand sides");
+    const cudaStream_t s = stream(Queue::compute);
+    BounceBuffers& buffers = bounce(Queue::compute);
+    copy_host_to_columns(b, ldb, n, nrhs, d_b, n, buffers, s);
+    solve_column_major(trans, n, nrhs, host_matrix_.floats(), n, ipiv, d_b, n);  // synchronous
+    copy_columns_to_host(d_b, n, n, nrhs, b, ldb, buffers, s);
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
 }  // namespace tandem::gpu

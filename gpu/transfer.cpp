@@ -24,6 +24,19 @@ int64_t chunk_columns(int64_t capacity, int64_t rows) {
     return capacity / rows;
 }
 
+// Columns per chunk of a copy through the bounce buffers: a quarter of the
+// block, so that the host's copy of one chunk overlaps the copy engine's move
+// of the next even for a block that one buffer would hold whole (a piece of
+// the factors gathered in one chunk moved at 17 GB/s: the copy engine and the
+// host took turns); at least 4 MiB (each chunk costs a few launches), at
+// most a bounce buffer.
+int64_t bounce_chunk_columns(int64_t rows, int64_t cols, int64_t capacity) {
+    constexpr int64_t kMinChunkFloats = int64_t(1) << 20;
+    const int64_t most = chunk_columns(std::min(capacity, BounceBuffers::kCapacity), rows);
+    const int64_t least = std::max<int64_t>(1, kMinChunkFloats / rows);
+    return std::clamp((cols + 3) / 4, std::min(least, most), most);
+}
+
 // Where the "host" block of a copy lives, asked once per copy.
 cudaMemoryType memory_type(const void* pointer) {
     cudaPointerAttributes attributes;
@@ -71,8 +84,8 @@ void copy_host_to_row_major(const float* host, int64_t ldh, int64_t rows, int64_
     }
     const bool bounced = use_bounce(type, rows, cols);
     if (bounced) bounce.ensure();
-    const int64_t chunk = chunk_columns(
-        bounced ? std::min(staging.capacity, BounceBuffers::kCapacity) : staging.capacity, rows);
+    const int64_t chunk = bounced ? bounce_chunk_columns(rows, cols, staging.capacity)
+                                  : chunk_columns(staging.capacity, rows);
     for (int64_t j = 0, i = 0; j < cols; j += chunk, ++i) {
         const int64_t width = std::min(chunk, cols - j);
         const float* source = host + j * ldh;
@@ -104,8 +117,8 @@ void copy_row_major_to_host(const float* src, int64_t ld_src, int64_t rows, int6
     }
     const bool bounced = use_bounce(type, rows, cols);
     if (bounced) bounce.ensure();
-    const int64_t chunk = chunk_columns(
-        bounced ? std::min(staging.capacity, BounceBuffers::kCapacity) : staging.capacity, rows);
+    const int64_t chunk = bounced ? bounce_chunk_columns(rows, cols, staging.capacity)
+                                  : chunk_columns(staging.capacity, rows);
     // The host drains chunk i-1 from its bounce buffer while the device produces chunk i.
     auto drain = [&](int64_t i) {
         const int64_t j = i * chunk, width = std::min(chunk, cols - j);
@@ -128,6 +141,59 @@ void copy_row_major_to_host(const float* src, int64_t ld_src, int64_t rows, int6
         }
     }
     if (bounced) drain(i - 1);
+}
+
+void copy_host_to_columns(const float* host, int64_t ldh, int64_t rows, int64_t cols, float* dst,
+                          int64_t ld_dst, BounceBuffers& bounce, cudaStream_t stream) {
+    if (rows <= 0 || cols <= 0) return;
+    const bool bounced = use_bounce(memory_type(host), rows, cols);
+    if (!bounced) {  // pinned, device or small: one copy
+        TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(dst, sizeof(float) * ld_dst, host, sizeof(float) * ldh,
+                                            sizeof(float) * rows, cols, cudaMemcpyDefault, stream));
+        return;
+    }
+    bounce.ensure();
+    const int64_t chunk = bounce_chunk_columns(rows, cols, BounceBuffers::kCapacity);
+    for (int64_t j = 0, i = 0; j < cols; j += chunk, ++i) {
+        const int64_t width = std::min(chunk, cols - j);
+        float* buffer = bounce.data(i % 2);
+        TANDEM_CUDA_CHECK(cudaEventSynchronize(bounce.released(i % 2)));
+        copy_columns(host + j * ldh, ldh, buffer, rows, rows, width, false);
+        TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(dst + j * ld_dst, sizeof(float) * ld_dst, buffer,
+                                            sizeof(float) * rows, sizeof(float) * rows, width,
+                                            cudaMemcpyHostToDevice, stream));
+        TANDEM_CUDA_CHECK(cudaEventRecord(bounce.released(i % 2), stream));
+    }
+}
+
+void copy_columns_to_host(const float* src, int64_t ld_src, int64_t rows, int64_t cols,
+                          float* host, int64_t ldh, BounceBuffers& bounce, cudaStream_t stream) {
+    if (rows <= 0 || cols <= 0) return;
+    const bool bounced = use_bounce(memory_type(host), rows, cols);
+    if (!bounced) {
+        TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(host, sizeof(float) * ldh, src, sizeof(float) * ld_src,
+                                            sizeof(float) * rows, cols, cudaMemcpyDefault, stream));
+        return;
+    }
+    bounce.ensure();
+    const int64_t chunk = bounce_chunk_columns(rows, cols, BounceBuffers::kCapacity);
+    // The host drains chunk i-1 while the copy engine fills chunk i.
+    auto drain = [&](int64_t i) {
+        const int64_t j = i * chunk, width = std::min(chunk, cols - j);
+        TANDEM_CUDA_CHECK(cudaEventSynchronize(bounce.released(i % 2)));
+        copy_columns(bounce.data(i % 2), rows, host + j * ldh, ldh, rows, width, true);
+    };
+    int64_t i = 0;
+    for (int64_t j = 0; j < cols; j += chunk, ++i) {
+        const int64_t width = std::min(chunk, cols - j);
+        TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(bounce.data(i % 2), sizeof(float) * rows,
+                                            src + j * ld_src, sizeof(float) * ld_src,
+                                            sizeof(float) * rows, width, cudaMemcpyDeviceToHost,
+                                            stream));
+        TANDEM_CUDA_CHECK(cudaEventRecord(bounce.released(i % 2), stream));
+        if (i > 0) drain(i - 1);
+    }
+    drain(i - 1);
 }
 
 }  // namespace tandem::gpu

@@ -42,6 +42,16 @@ void copy_row_major_to_host(const float* src, int64_t ld_src, int64_t rows, int6
                             float* host, int64_t ldh, const Staging& staging,
                             BounceBuffers& bounce, cudaStream_t stream);
 
+// The same copies without the transposition, for a device matrix that stays
+// column-major (the host-memory route whose plan is one panel over the whole
+// matrix): dst[i + j * ld_dst] = host[i + j * ldh]. Only the copy engine works
+// on the device: no kernel is queued, so nothing waits for free SMs.
+void copy_host_to_columns(const float* host, int64_t ldh, int64_t rows, int64_t cols, float* dst,
+                          int64_t ld_dst, BounceBuffers& bounce, cudaStream_t stream);
+// host[i + j * ldh] = src[i + j * ld_src]; written as copy_row_major_to_host writes.
+void copy_columns_to_host(const float* src, int64_t ld_src, int64_t rows, int64_t cols,
+                          float* host, int64_t ldh, BounceBuffers& bounce, cudaStream_t stream);
+
 }  // namespace tandem::gpu
 
 #endif  // TANDEM_GPU_TRANSFER_HPP

@@ -22,7 +22,7 @@ struct CalibrationGrid {
     std::vector<int> widths = {128, 256, 512, 1024};
     std::vector<int64_t> update_sizes = {2048, 8192, 16384};
     // Whole square matrices in one device panel (small n: see StepPlan).
-    std::vector<int64_t> whole_sizes = {1024, 2048, 3072, 4096, 6144, 8192};
+    std::vector<int64_t> whole_sizes = {128, 256, 512, 1024, 2048, 3072, 4096, 6144, 8192};
     int repeats = 3;  // the median is kept
 };
 

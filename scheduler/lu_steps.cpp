@@ -79,6 +79,8 @@ int LuSteps::run() {
             for (int j = 0; j < plan_.panel_width(0); ++j)
                 std::memcpy(panel_buffers_[0].data() + j * ldp_, a_ + j * lda_,
                             sizeof(float) * m_);
+        // The look-ahead's block arrives while the first panel is factored.
+        stream_.ensure_live(2, 0, -1);
     }
     for (int64_t k = 0; k < plan_.steps(); ++k) {
         const bool use_inverse = finish_panel(k);

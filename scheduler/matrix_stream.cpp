@@ -29,7 +29,9 @@ MatrixStream::~MatrixStream() {
 
 void MatrixStream::start() {
     if (defer_uploads_ || ctx_.devices.size() == 1) {
-        ensure_live(defer_uploads_ ? 2 : ctx_.plan.blocks(), 0, -1);
+        // Deferred: the first panel's block; LuSteps asks for the next once
+        // the panel is on its way.
+        ensure_live(defer_uploads_ ? 1 : ctx_.plan.blocks(), 0, -1);
         return;
     }
     // One host thread per device, each with its share of the OpenMP threads, so

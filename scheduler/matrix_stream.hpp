@@ -57,7 +57,7 @@ public:
     MatrixStream(const MatrixStream&) = delete;
     MatrixStream& operator=(const MatrixStream&) = delete;
 
-    // Uploads every block, or the first two when uploads are deferred. With
+    // Uploads every block, or the first when uploads are deferred. With
     // several devices (eager) the uploads run on host threads of their own
     // after this returns: see arriving().
     void start();

@@ -12,7 +12,7 @@ namespace {
 
 // 4: panels and updates also measured 1024 wide; 5: the CPU panel timed with
 // its inv(L11). Older models are measured again.
-constexpr const char* kHeader = "tandem-performance-model 5";
+constexpr const char* kHeader = "tandem-performance-model 6";
 
 bool positive(double v) { return std::isfinite(v) && v > 0.0; }
 
@@ -151,9 +151,35 @@ double PerformanceModel::device_whole_seconds(int64_t n) const {
         points.emplace_back(std::log(double(s.n)), std::log(s.seconds));
     std::sort(points.begin(), points.end());
     const double x = std::log(double(std::max<int64_t>(n, 1)));
-    if (points.empty() || x < points.front().first || x > points.back().first)
-        return std::numeric_limits<double>::infinity();
+    if (points.empty() || x > points.back().first) return std::numeric_limits<double>::infinity();
+    // A smaller matrix takes no longer than the smallest one measured.
+    if (x < points.front().first) return std::exp(points.front().second);
     return std::exp(interpolate(points, x, 0.0, 3.0));
+}
+
+int64_t PerformanceModel::cpu_crossover_n() const {
+    // Both curves on the sizes measured for both, in increasing n.
+    std::vector<std::pair<double, double>> cpu, device;  // (log n, log seconds)
+    for (const WholeTiming& s : cpu_calls) cpu.emplace_back(std::log(double(s.n)), std::log(s.seconds));
+    for (const WholeTiming& s : device_calls)
+        device.emplace_back(std::log(double(s.n)), std::log(s.seconds));
+    if (cpu.empty() || device.empty()) return 0;
+    std::sort(cpu.begin(), cpu.end());
+    std::sort(device.begin(), device.end());
+    const double lo = std::max(cpu.front().first, device.front().first);
+    const double hi = std::min(cpu.back().first, device.back().first);
+    if (lo > hi) return 0;
+    // The last size at which the CPU still wins, found on a fine grid (the
+    // curves are a few points each): the device wins from just above it.
+    int64_t crossover = 0;
+    const int kPoints = 256;
+    for (int i = 0; i <= kPoints; ++i) {
+        const double x = lo + (hi - lo) * i / kPoints;
+        if (interpolate(cpu, x, 0.0, 4.0) < interpolate(device, x, 0.0, 4.0))
+            crossover = static_cast<int64_t>(std::ceil(std::exp(x))) + 1;
+    }
+    // The CPU won at the largest size measured for both: it is taken up to there.
+    return std::min(crossover, static_cast<int64_t>(std::llround(std::exp(hi))));
 }
 
 double PerformanceModel::transfer_seconds(double bytes) const {
@@ -167,8 +193,9 @@ bool PerformanceModel::complete() const {
             if (s.rows <= 0 || s.width <= 0 || !positive(s.seconds)) return false;
     for (const UpdateTiming& s : updates)
         if (s.size <= 0 || s.width <= 0 || !positive(s.seconds)) return false;
-    for (const WholeTiming& s : device_whole)
-        if (s.n <= 0 || !positive(s.seconds)) return false;
+    for (const auto* table : {&device_whole, &cpu_calls, &device_calls})
+        for (const WholeTiming& s : *table)
+            if (s.n <= 0 || !positive(s.seconds)) return false;
     return positive(transfer_bytes_per_second) && positive(host_copy_bytes_per_second) &&
            std::isfinite(device_panel_interference) &&
            device_panel_interference >= 0.0 && std::isfinite(step_overhead_seconds) &&
@@ -192,6 +219,9 @@ std::string PerformanceModel::serialize() const {
         out << "update " << s.size << " " << s.width << " " << s.seconds << "\n";
     for (const WholeTiming& s : device_whole)
         out << "device_whole " << s.n << " " << s.seconds << "\n";
+    for (const WholeTiming& s : cpu_calls) out << "cpu_call " << s.n << " " << s.seconds << "\n";
+    for (const WholeTiming& s : device_calls)
+        out << "device_call " << s.n << " " << s.seconds << "\n";
     return out.str();
 }
 
@@ -224,10 +254,13 @@ std::optional<PerformanceModel> PerformanceModel::parse(const std::string& text)
             UpdateTiming s;
             ok = bool(fields >> s.size >> s.width >> s.seconds);
             model.updates.push_back(s);
-        } else if (key == "device_whole") {
+        } else if (key == "device_whole" || key == "cpu_call" || key == "device_call") {
             WholeTiming s;
             ok = bool(fields >> s.n >> s.seconds);
-            model.device_whole.push_back(s);
+            (key == "device_whole" ? model.device_whole
+             : key == "cpu_call"   ? model.cpu_calls
+                                   : model.device_calls)
+                .push_back(s);
         } else {
             ok = false;
         }

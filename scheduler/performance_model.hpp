@@ -47,6 +47,12 @@ struct PerformanceModel {
     // May be empty (then a plan never takes the matrix whole): sizes beyond
     // the measured ones are never predicted.
     std::vector<WholeTiming> device_whole;
+    // Whole n x n factorizations of a matrix in host memory, timed call by call
+    // for the automatic backend: LAPACK on the CPU (cpu_calls) and the device's
+    // one-panel route, copies included (device_calls). Empty: not measured
+    // (the device is always taken).
+    std::vector<WholeTiming> cpu_calls;
+    std::vector<WholeTiming> device_calls;
     double transfer_bytes_per_second = 0.0;  // one direction, pinned host memory
     // One direction between the caller's (pageable) memory and the device: the
     // host itself copies through pinned buffers, so this is host time.
@@ -61,8 +67,16 @@ struct PerformanceModel {
     // rows x cols x width trailing update (C -= A B) on one device.
     double update_seconds(int64_t rows, int64_t cols, int width) const;
     double transfer_seconds(double bytes) const;
-    // The whole n x n matrix in one device panel; infinite outside the measured sizes.
+    // The whole n x n matrix in one device panel: infinite beyond the measured
+    // sizes, the smallest measured time below them.
     double device_whole_seconds(int64_t n) const;
+
+    // The size from which the device's call is faster than LAPACK's on the
+    // CPU (log-log between the measured sizes; beyond the largest measured
+    // one the device's advantage is taken to hold): the automatic backend
+    // factors matrices of fewer flops than an n x n one on the CPU. 0 when the
+    // calls were not measured or the device wins at every measured size.
+    int64_t cpu_crossover_n() const;
 
     // Whether every table has samples and every figure is positive and finite.
     bool complete() const;

@@ -107,6 +107,25 @@ int factor_in_gpu_memory(Device& device, int64_t m, int64_t n, float* a, int64_t
 #endif
 }
 
+int factor_in_host_memory(Device& device, int64_t m, int64_t n, float* a, int64_t lda, int* ipiv) {
+#ifdef TANDEM_HAVE_CUDA
+    return gpu::factor_host_column_major(device, m, n, a, lda, ipiv);
+#else
+    (void)device, (void)m, (void)n, (void)a, (void)lda, (void)ipiv;
+    throw Error(TANDEM_ERROR_BACKEND_UNAVAILABLE, "tandem was built without the CUDA backend");
+#endif
+}
+
+void solve_with_kept_factors(Device& device, char trans, int64_t n, int64_t nrhs, const int* ipiv,
+                             float* b, int64_t ldb) {
+#ifdef TANDEM_HAVE_CUDA
+    gpu::solve_kept_factors(device, trans, n, nrhs, ipiv, b, ldb);
+#else
+    (void)device, (void)trans, (void)n, (void)nrhs, (void)ipiv, (void)b, (void)ldb;
+    throw Error(TANDEM_ERROR_BACKEND_UNAVAILABLE, "tandem was built without the CUDA backend");
+#endif
+}
+
 void solve_in_gpu_memory(Device& device, char trans, int64_t n, int64_t nrhs, const float* a,
                          int64_t lda, const int* ipiv, float* b, int64_t ldb) {
 #ifdef TANDEM_HAVE_CUDA

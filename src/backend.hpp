@@ -38,6 +38,14 @@ void wait_for_gpu(int ordinal);
 // device's panel routine on the caller's column-major matrix, in place.
 int factor_in_gpu_memory(Device& device, int64_t m, int64_t n, float* a, int64_t lda, int* ipiv);
 
+// sgetrf when the plan is one device panel over the whole matrix: the
+// caller's host matrix through a column-major copy on the GPU (kept there for
+// solve_with_kept_factors).
+int factor_in_host_memory(Device& device, int64_t m, int64_t n, float* a, int64_t lda, int* ipiv);
+// op(A) X = B, B in host memory, with the n x n factors factor_in_host_memory left.
+void solve_with_kept_factors(Device& device, char trans, int64_t n, int64_t nrhs, const int* ipiv,
+                             float* b, int64_t ldb);
+
 // sgetrs_gpu's solve on a CUDA device of a lease (column-major factors and B in its memory).
 void solve_in_gpu_memory(Device& device, char trans, int64_t n, int64_t nrhs, const float* a,
                          int64_t lda, const int* ipiv, float* b, int64_t ldb);

@@ -2,12 +2,18 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <vector>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <mutex>
 
+#include "cpu/lapack_path.hpp"
+#include "src/backend.hpp"
 #include "src/cache_file.hpp"
 
 namespace tandem::detail {
@@ -35,6 +41,9 @@ const char* method_name(PanelMethod method) {
 }
 
 std::mutex memo_mutex;
+// The cpu_crossover_n() of the model consulted last, -1 before any: read
+// without the lock by every automatic call.
+std::atomic<int64_t> crossover_memo{-1};
 std::map<std::string, PerformanceModel>& memo() {
     static std::map<std::string, PerformanceModel> models;
     return models;
@@ -57,6 +66,54 @@ std::string plan_key(const PerformanceModel& model, const StepPlanRequest& r) {
     return key;
 }
 
+// Seconds of one factorization by `factor` of a copy of `source` (n x n), the
+// median of `repeats` after one untimed run (which also grows the device's buffers).
+template <class Factor>
+double time_call(const std::vector<float>& source, int64_t n, int repeats, Factor&& factor) {
+    std::vector<float> a(source.size());
+    std::vector<int> ipiv(static_cast<size_t>(n));
+    std::vector<double> seconds;
+    for (int r = 0; r <= repeats; ++r) {
+        std::copy(source.begin(), source.end(), a.begin());
+        const auto t0 = std::chrono::steady_clock::now();
+        factor(a.data(), ipiv.data());
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (r > 0) seconds.push_back(s);
+    }
+    std::sort(seconds.begin(), seconds.end());
+    return seconds[seconds.size() / 2];
+}
+
+// The automatic backend's choice between LAPACK on the CPU and the device for
+// small matrices: both timed call by call, as a caller sees them, from n = 16
+// up in powers of two until the device has won at two sizes in a row (or
+// n = kLargestCall). Uniform random entries, diagonally dominant (no size is
+// singular). About 0.1 s on the H200 machine.
+void time_whole_calls(Device& device, PerformanceModel& model) {
+    constexpr int64_t kLargestCall = 4096;
+    int device_wins = 0;
+    for (int64_t n = 16; n <= kLargestCall && device_wins < 2; n *= 2) {
+        std::vector<float> source(static_cast<size_t>(n * n));
+        uint64_t state = 0x2545F4914F6CDD1Dull + static_cast<uint64_t>(n);
+        for (float& x : source) {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            x = static_cast<float>((state >> 40) * (1.0 / (1ull << 24))) - 0.5f;
+        }
+        for (int64_t i = 0; i < n; ++i) source[static_cast<size_t>(i * n + i)] += static_cast<float>(n);
+        const int repeats = n <= 512 ? 7 : 3;
+        const int ni = static_cast<int>(n);
+        const double cpu = time_call(source, n, repeats, [&](float* a, int* ipiv) {
+            lapack_getrf(ni, ni, a, ni, ipiv);
+        });
+        const double gpu = time_call(source, n, repeats, [&](float* a, int* ipiv) {
+            factor_in_host_memory(device, n, n, a, n, ipiv);
+        });
+        model.cpu_calls.push_back({n, cpu});
+        model.device_calls.push_back({n, gpu});
+        device_wins = gpu < cpu ? device_wins + 1 : 0;
+    }
+}
+
 }  // namespace
 
 std::string machine_fingerprint(const Device& device, PanelMethod method) {
@@ -73,12 +130,15 @@ std::string model_cache_path(const std::string& cache_dir, const std::string& fi
 }
 
 ModelSource machine_model(Device& device, PanelMethod method, const std::string& cache_dir,
-                          bool recalibrate, const CalibrationGrid& grid) {
+                          bool recalibrate, const CalibrationGrid& grid, bool time_calls) {
     const std::string fingerprint = machine_fingerprint(device, method);
     const std::lock_guard<std::mutex> lock(memo_mutex);
     if (!recalibrate) {
         const auto found = memo().find(fingerprint);
-        if (found != memo().end()) return {found->second, "memory"};
+        if (found != memo().end()) {
+            crossover_memo = found->second.cpu_crossover_n();
+            return {found->second, "memory"};
+        }
     }
     const std::string path = cache_dir.empty() ? "" : model_cache_path(cache_dir, fingerprint);
     std::string why = "recalibration asked for";
@@ -89,12 +149,14 @@ ModelSource machine_model(Device& device, PanelMethod method, const std::string&
             if (model && model->fingerprint == fingerprint) {
                 memo()[fingerprint] = *model;
                 plans().clear();
+                crossover_memo = model->cpu_crossover_n();
                 return {*model, "file " + path};
             }
             why = path + " is malformed or for another machine";
         }
     }
     PerformanceModel model = calibrate(device, method, grid, fingerprint);
+    if (time_calls) time_whole_calls(device, model);
     std::string error;
     std::string origin = "calibrated (" + why + ")";
     if (!path.empty()) {
@@ -105,6 +167,7 @@ ModelSource machine_model(Device& device, PanelMethod method, const std::string&
     }
     memo()[fingerprint] = model;
     plans().clear();  // made from the model this one replaces
+    crossover_memo = model.cpu_crossover_n();
     return {model, origin};
 }
 
@@ -122,8 +185,11 @@ StepPlan machine_plan(const PerformanceModel& model, const StepPlanRequest& requ
     return plan;
 }
 
+int64_t known_cpu_crossover() { return crossover_memo.load(); }
+
 void forget_machine_models() {
     const std::lock_guard<std::mutex> lock(memo_mutex);
+    crossover_memo = -1;
     memo().clear();
     plans().clear();
 }

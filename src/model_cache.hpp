@@ -30,14 +30,21 @@ struct ModelSource {
 
 // The model for `device`: from this process's memory, else the cache file,
 // else calibrated on `device` with `grid` (and written to the file).
-// `recalibrate` measures again whatever is cached.
+// `recalibrate` measures again whatever is cached. `time_calls` (a CUDA
+// device) also times whole small factorizations on the CPU and on the device
+// for the automatic backend (PerformanceModel::cpu_calls, device_calls).
 ModelSource machine_model(Device& device, PanelMethod method, const std::string& cache_dir,
-                          bool recalibrate = false, const CalibrationGrid& grid = {});
+                          bool recalibrate = false, const CalibrationGrid& grid = {},
+                          bool time_calls = false);
 
 // plan_steps(model, request), kept for the process per model fingerprint and
 // request: a program that factors matrices of one size over and over plans
 // once (a plan takes about 1 ms at n = 32768). Forgotten with the models.
 StepPlan machine_plan(const PerformanceModel& model, const StepPlanRequest& request);
+
+// PerformanceModel::cpu_crossover_n() of the model machine_model returned
+// last in this process, or -1 before it has returned one.
+int64_t known_cpu_crossover();
 
 // Forgets the models and plans kept in this process (the files stay): the
 // next call reads its file again. Part of tandem::release_resources().

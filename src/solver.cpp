@@ -1,6 +1,7 @@
 #include "src/solver.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <new>
 #include <string>
 
@@ -29,6 +30,14 @@ bool Solver::may_fall_back(const Error& e) const {
 }
 
 namespace {
+
+// The plan is a single panel over all min(m, n) columns, factored on the device.
+bool one_device_panel(const HybridSettings& s, int64_t m, int64_t n) {
+    const int64_t k = std::min(m, n);
+    const bool one_step =
+        s.widths.empty() ? s.block_size >= k : (s.widths.size() == 1 && s.widths[0] >= k);
+    return one_step && s.sites.size() == 1 && s.sites[0] == PanelSite::device;
+}
 
 // "NVIDIA H200 #0", or "NVIDIA H200 #0 (+1)" for two devices.
 std::string devices_name(const std::vector<Device*>& devices) {
@@ -59,7 +68,8 @@ HybridSettings Solver::hybrid_settings(int64_t m, int64_t n, const std::vector<D
     if (choice_.backend == Backend::gpu && !forced) {
         const PanelMethod method =
             options_.panel == PanelMethod::lapack ? PanelMethod::lapack : PanelMethod::recursive;
-        const ModelSource source = machine_model(*devices[0], method, choice_.cache_dir);
+        const ModelSource source =
+            machine_model(*devices[0], method, choice_.cache_dir, false, {}, true);
         StepPlanRequest request;
         request.m = m;
         request.n = n;
@@ -84,6 +94,16 @@ HybridSettings Solver::hybrid_settings(int64_t m, int64_t n, const std::vector<D
     return settings;
 }
 
+int64_t Solver::cpu_crossover() {
+    const int64_t known = known_cpu_crossover();
+    if (known >= 0) return known;
+    if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
+    const PanelMethod method =
+        options_.panel == PanelMethod::lapack ? PanelMethod::lapack : PanelMethod::recursive;
+    return machine_model(*lease_->devices()[0], method, choice_.cache_dir, false, {}, true)
+        .model.cpu_crossover_n();
+}
+
 std::string Solver::describe_plan(int64_t m, int64_t n) {
     if (choice_.backend == Backend::cpu || m == 0 || n == 0)
         return std::string("backend cpu: ") + lapack_name() + " sgetrf\n";
@@ -95,22 +115,65 @@ std::string Solver::describe_plan(int64_t m, int64_t n) {
            devices_name(devices) + "\n" + plan;
 }
 
+template <class Factor>
+int Solver::run_one_panel(Report& report, Device& device, int64_t m, int64_t n, Factor&& factor) {
+    const auto start = std::chrono::steady_clock::now();
+    const int info = factor();
+    const auto seconds = [&](std::chrono::steady_clock::time_point t) {
+        return std::chrono::duration<double>(t - created_).count();
+    };
+    report.timeline = {{device.name() + " compute", "panel", 0, seconds(start),
+                        seconds(std::chrono::steady_clock::now())}};
+    report.steps = report.device_panel_steps = 1;
+    report.block_size = static_cast<int>(std::min(m, n));
+    report.inverse_steps = report.trsm_steps = 0;
+    return info;
+}
+
 int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Report& report) {
     report.message = choice_.note;
-    factors_on_device_ = false;
-    fell_back_ = false;
+    factors_on_device_ = factors_kept_ = false;
+    fell_back_ = factored_on_cpu_ = false;
     factored_ = true;
     if (choice_.backend == Backend::cpu || m == 0 || n == 0)
         return factor_on_cpu(m, n, a, lda, ipiv, report);
 
     try {
+        if (choice_.backend == Backend::gpu && !choice_.explicit_request) {
+            // The automatic backend: LAPACK on the CPU for matrices too small
+            // for a GPU call to pay, from the calls timed at calibration.
+            const int64_t crossover = cpu_crossover();
+            const double size = std::cbrt(1.5 * getrf_flops(m, n));  // n of a square LU of as many flops
+            const std::string why = "n = " + std::to_string(crossover) +
+                                    ", where LAPACK's and the GPU's calls measured as fast";
+            if (size < double(crossover)) {
+                lease_.reset();  // the GPUs are not needed: other callers may have them
+                factored_on_cpu_ = true;
+                const int info = factor_on_cpu(m, n, a, lda, ipiv, report);
+                report.message = "automatic: the CPU, below " + why;
+                return info;
+            }
+            report.message = "automatic: the GPU" +
+                             (crossover > 0 ? ", from " + why : std::string());
+        }
         try {
             if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
             const std::vector<Device*>& devices = lease_->devices();
-            hybrid_ = std::make_unique<HybridLU>(devices,
-                                                 hybrid_settings(m, n, devices, report.plan));
+            const HybridSettings settings = hybrid_settings(m, n, devices, report.plan);
             report.backend = choice_.backend;
             report.device = devices_name(devices);
+            if (choice_.backend == Backend::gpu && devices.size() == 1 &&
+                one_device_panel(settings, m, n)) {
+                // One panel over the whole matrix: the GPU factors a plain
+                // column-major copy, with no row-major storage to fill and drain.
+                const int info = run_one_panel(report, *devices[0], m, n, [&] {
+                    return factor_in_host_memory(*devices[0], m, n, a, lda, ipiv);
+                });
+                report.plan += "the panel on a column-major copy of the matrix on the GPU\n";
+                factors_kept_ = m == n;
+                return info;
+            }
+            hybrid_ = std::make_unique<HybridLU>(devices, settings);
             const int info = hybrid_->factor(m, n, a, lda, ipiv, report, created_);
             factors_on_device_ = m == n && devices.size() == 1;
             return info;
@@ -129,18 +192,6 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
         return info;
     }
 }
-
-namespace {
-
-// The plan is a single panel over all min(m, n) columns, factored on the device.
-bool one_device_panel(const HybridSettings& s, int64_t m, int64_t n) {
-    const int64_t k = std::min(m, n);
-    const bool one_step =
-        s.widths.empty() ? s.block_size >= k : (s.widths.size() == 1 && s.widths[0] >= k);
-    return one_step && s.sites.size() == 1 && s.sites[0] == PanelSite::device;
-}
-
-}  // namespace
 
 CheckResult Solver::use_device_memory(const char* routine,
                                       std::initializer_list<std::pair<const float*, int>> arrays) {
@@ -182,7 +233,7 @@ int Solver::factor_in_device_memory(int64_t m, int64_t n, float* a, int64_t lda,
                                     Report& report) {
     report.message = choice_.note;
     report.backend = choice_.backend;
-    factors_on_device_ = false;
+    factors_on_device_ = factors_kept_ = false;
     fell_back_ = false;
     factored_ = true;
     if (m == 0 || n == 0) return 0;
@@ -195,16 +246,9 @@ int Solver::factor_in_device_memory(int64_t m, int64_t n, float* a, int64_t lda,
             // The device's panel routine works on column-major matrices: on the
             // caller's, in place, it needs neither tandem's row-major copy nor
             // the four transposes around it.
-            const auto start = std::chrono::steady_clock::now();
-            const int info = factor_in_gpu_memory(*devices[0], m, n, a, lda, ipiv);
-            const auto seconds = [&](std::chrono::steady_clock::time_point t) {
-                return std::chrono::duration<double>(t - created_).count();
-            };
-            report.timeline = {{devices[0]->name() + " compute", "panel", 0, seconds(start),
-                                seconds(std::chrono::steady_clock::now())}};
-            report.steps = report.device_panel_steps = 1;
-            report.block_size = static_cast<int>(std::min(m, n));
-            report.inverse_steps = report.trsm_steps = 0;
+            const int info = run_one_panel(report, *devices[0], m, n, [&] {
+                return factor_in_gpu_memory(*devices[0], m, n, a, lda, ipiv);
+            });
             report.plan += "the panel on the caller's column-major matrix in place\n";
             return info;
         }
@@ -261,9 +305,12 @@ void Solver::solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t 
                                    " (in the solve: B may be partially overwritten; A and ipiv "
                                    "hold the LU factors)");
     };
-    if (factors_on_device_) {
+    if (factors_on_device_ || factors_kept_) {
         try {
-            hybrid_->solve(op, nrhs, b, ldb);
+            if (factors_kept_)
+                solve_with_kept_factors(*lease_->devices()[0], op, n, nrhs, ipiv, b, ldb);
+            else
+                hybrid_->solve(op, nrhs, b, ldb);
         } catch (const Error& e) {
             throw failed_in_device_solve(e);
         }
@@ -279,7 +326,7 @@ void Solver::solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t 
     // the GPUs. Never after a CPU fallback.
     const bool several_devices = lease_ && lease_->devices().size() > 1;
     const bool on_device =
-        choice_.backend != Backend::cpu && !fell_back_ &&
+        choice_.backend != Backend::cpu && !fell_back_ && !factored_on_cpu_ &&
         (choice_.explicit_request || several_devices || nrhs >= kMinRhsForDeviceSolve);
     if (!on_device) {
         solve_on_cpu(op, n, nrhs, a, lda, ipiv, b, ldb, report);

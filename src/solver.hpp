@@ -61,8 +61,15 @@ private:
     HybridSettings hybrid_settings(int64_t m, int64_t n, const std::vector<Device*>& devices,
                                    std::string& plan);
     int factor_on_cpu(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Report& report);
+    // A plan of one device panel, run by `factor` (returns info); the report
+    // gets its one step and its time.
+    template <class Factor>
+    int run_one_panel(Report& report, Device& device, int64_t m, int64_t n, Factor&& factor);
     void solve_on_cpu(char op, int64_t n, int64_t nrhs, const float* a, int64_t lda,
                       const int* ipiv, float* b, int64_t ldb, Report& report);
+    // The automatic backend's crossover (PerformanceModel::cpu_crossover_n),
+    // from the process's memory or, at the first call, the machine's model.
+    int64_t cpu_crossover();
     // An out-of-memory error that the options let tandem answer on the CPU.
     bool may_fall_back(const Error& e) const;
 
@@ -72,7 +79,9 @@ private:
     std::unique_ptr<DeviceLease> lease_;
     std::unique_ptr<HybridLU> hybrid_;
     bool factors_on_device_ = false;  // factor() left square LU factors on one device
+    bool factors_kept_ = false;       // ... in its column-major copy (one panel, host memory)
     bool fell_back_ = false;          // the last factor() fell back to the CPU
+    bool factored_on_cpu_ = false;    // ... or the automatic backend gave it to the CPU
     bool factored_ = false;           // factor() ran (sgesv): the report keeps its backend
 };
 

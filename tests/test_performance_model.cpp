@@ -82,14 +82,38 @@ TEST(PerformanceModel, TextFormRoundTripsAndRejectsDamage) {
     EXPECT_EQ(whole_back->serialize(), with_whole.serialize());
 }
 
-TEST(PerformanceModel, WholeMatrixTimesOnlyWithinTheMeasuredSizes) {
+TEST(PerformanceModel, WholeMatrixTimesUpToTheLargestMeasuredSize) {
     PerformanceModel m = synthetic_model(1e-12, 1e-3);
     EXPECT_TRUE(std::isinf(m.device_whole_seconds(2048)));  // nothing measured
     m.device_whole = {{4096, 8e-3}, {1024, 1e-3}};           // any order
     EXPECT_NEAR(m.device_whole_seconds(1024), 1e-3, 1e-12);
     EXPECT_NEAR(m.device_whole_seconds(2048), std::sqrt(1e-3 * 8e-3), 1e-9);  // log-log
-    EXPECT_TRUE(std::isinf(m.device_whole_seconds(512)));
+    EXPECT_NEAR(m.device_whole_seconds(512), 1e-3, 1e-12);  // no longer than the smallest
     EXPECT_TRUE(std::isinf(m.device_whole_seconds(8192)));
+}
+
+TEST(PerformanceModel, CpuCrossoverWhereTheMeasuredCallsMeet) {
+    PerformanceModel m = synthetic_model(1e-12, 1e-3);
+    EXPECT_EQ(m.cpu_crossover_n(), 0);  // not measured: the device is kept
+    // LAPACK ~ n^3 from 1 us at 16; the device ~ 100 us flat: they meet at
+    // n = 16 * 100^(1/3) = 74.3.
+    for (int64_t n : {16, 32, 64, 128, 256}) {
+        m.cpu_calls.push_back({n, 1e-6 * std::pow(double(n) / 16.0, 3.0)});
+        m.device_calls.push_back({n, 1e-4});
+    }
+    EXPECT_GE(m.cpu_crossover_n(), 74);
+    EXPECT_LE(m.cpu_crossover_n(), 77);
+    const auto back = PerformanceModel::parse(m.serialize());
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(back->cpu_crossover_n(), m.cpu_crossover_n());
+    EXPECT_FALSE(PerformanceModel::parse(m.serialize() + "cpu_call 64 0\n").has_value());
+
+    PerformanceModel device_everywhere = m;
+    for (WholeTiming& t : device_everywhere.device_calls) t.seconds = 1e-7;
+    EXPECT_EQ(device_everywhere.cpu_crossover_n(), 0);
+    PerformanceModel cpu_everywhere = m;  // the CPU up to the largest size measured
+    for (WholeTiming& t : cpu_everywhere.device_calls) t.seconds = 1.0;
+    EXPECT_EQ(cpu_everywhere.cpu_crossover_n(), 256);
 }
 
 TEST(StepPlanner, TakesASmallMatrixWholeWhenItsMeasuredTimeBeatsTheSteps) {
