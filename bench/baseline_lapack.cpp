@@ -12,20 +12,36 @@ namespace tandem_bench {
 std::vector<double> time_lapack_sgetrf(int n, const float* original, float* factors, int* ipiv,
                                        int repeats) {
     const std::size_t bytes = static_cast<std::size_t>(n) * n * sizeof(float);
-    std::vector<double> seconds;
-    warm_up_then_time(repeats, [&](bool timed) {
-        std::memcpy(factors, original, bytes);
-        const double start = wall_seconds();
-        // The _work variant: LAPACKE_sgetrf would first scan A for NaNs, an
-        // O(n^2) pass that is not part of the factorization.
-        const lapack_int info = LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, n, n, factors, n, ipiv);
-        const double stop = wall_seconds();
-        if (info != 0) {
-            throw std::runtime_error("LAPACKE_sgetrf_work returned info = " + std::to_string(info));
-        }
-        if (timed) seconds.push_back(stop - start);
-    });
-    return seconds;
+    return time_restored_runs(
+        repeats, [&] { std::memcpy(factors, original, bytes); },
+        [&] {
+            // The _work variant: LAPACKE_sgetrf would first scan A for NaNs, an
+            // O(n^2) pass that is not part of the factorization.
+            const lapack_int info = LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, n, n, factors, n, ipiv);
+            if (info != 0) {
+                throw std::runtime_error("LAPACKE_sgetrf_work returned info = " + std::to_string(info));
+            }
+        });
+}
+
+std::vector<double> time_lapack_sgesv(int n, int nrhs, const float* a, const float* b,
+                                      float* factors, float* x, int* ipiv, int repeats) {
+    const std::size_t a_bytes = static_cast<std::size_t>(n) * n * sizeof(float);
+    const std::size_t b_bytes = static_cast<std::size_t>(n) * nrhs * sizeof(float);
+    return time_restored_runs(
+        repeats,
+        [&] {
+            std::memcpy(factors, a, a_bytes);
+            std::memcpy(x, b, b_bytes);
+        },
+        [&] {
+            // LAPACKE_sgesv without its NaN scan of A and B (see time_lapack_sgetrf).
+            const lapack_int info =
+                LAPACKE_sgesv_work(LAPACK_COL_MAJOR, n, nrhs, factors, n, ipiv, x, n);
+            if (info != 0) {
+                throw std::runtime_error("LAPACKE_sgesv_work returned info = " + std::to_string(info));
+            }
+        });
 }
 
 }  // namespace tandem_bench

@@ -1,25 +1,10 @@
 #include "bench/lu_args.hpp"
 
-#include <cerrno>
-#include <cstdlib>
 #include <initializer_list>
-#include <limits>
 #include <utility>
 
 namespace tandem_bench {
 namespace {
-
-// Whole-string integer in [low, high]; rejects "12abc", "", and overflow.
-bool parse_int(const std::string& text, long long low, long long high, long long& value) {
-    if (text.empty()) return false;
-    errno = 0;
-    char* end = nullptr;
-    const long long parsed = std::strtoll(text.c_str(), &end, 10);
-    if (errno != 0 || end != text.c_str() + text.size()) return false;
-    if (parsed < low || parsed > high) return false;
-    value = parsed;
-    return true;
-}
 
 // An option that is 0 or 1 (`name` for the message).
 bool parse_switch(const std::string& name, const std::string& value, bool& on, std::string& error) {
@@ -47,26 +32,6 @@ bool parse_choice(const std::string& name, const std::string& value,
     }
     error = name + ": '" + value + "' is not one of " + names;
     return false;
-}
-
-bool parse_sizes(const std::string& text, std::vector<int>& sizes, std::string& error) {
-    sizes.clear();
-    std::size_t begin = 0;
-    while (begin <= text.size()) {
-        const std::size_t comma = text.find(',', begin);
-        const std::string item =
-            text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
-        long long n = 0;
-        // 65536^2 floats is 16 GiB per copy: beyond that the sweep cannot be meant.
-        if (!parse_int(item, 1, 65536, n)) {
-            error = "--sizes: '" + item + "' is not a size in 1..65536 (expected e.g. 1024,2048)";
-            return false;
-        }
-        sizes.push_back(static_cast<int>(n));
-        if (comma == std::string::npos) break;
-        begin = comma + 1;
-    }
-    return true;
 }
 
 bool parse_backend(const std::string& text, tandem::Backend& backend) {
@@ -139,16 +104,14 @@ void print_lu_usage(std::ostream& os) {
 
 bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::string& error) {
     out = LuArgs{};
+    // Every option but these flags takes one value.
+    static const std::vector<std::string> flags = {"-h", "--help", "--plan"};
+    static const std::vector<std::string> valued = with_sweep_options(
+        {"--backend", "--nb", "--max-nb", "--lookahead", "--gpus", "--plot", "--trace", "--panel",
+         "--gemm", "--placement", "--device-panel", "--stream", "--peer", "--matrix"});
     for (std::size_t i = 0; i < args.size(); ++i) {
-        std::string name = args[i];
-        std::string value;
-        bool has_value = false;
-        const std::size_t equals = name.find('=');
-        if (name.rfind("--", 0) == 0 && equals != std::string::npos) {
-            value = name.substr(equals + 1);
-            name = name.substr(0, equals);
-            has_value = true;
-        }
+        std::string name, value;
+        if (!next_option(args, i, flags, valued, name, value, error)) return false;
         if (name == "-h" || name == "--help") {
             out.help = true;
             continue;
@@ -157,31 +120,11 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
             out.show_plan = true;
             continue;
         }
-        // Every other option takes one value.
-        static const char* const valued[] = {"--sizes", "--backend", "--nb",   "--max-nb", "--lookahead",
-                                             "--gpus",  "--repeats", "--seed", "--cpu-max-n",
-                                             "--csv",   "--plot",    "--trace",
-                                             "--panel", "--gemm",    "--placement", "--device-panel",
-                                             "--stream",  "--peer",   "--matrix"};
-        bool known = false;
-        for (const char* option : valued) known = known || name == option;
-        if (!known) {
-            error = "unknown argument '" + args[i] + "'";
-            return false;
+        if (is_sweep_option(name)) {
+            if (!parse_sweep_option(name, value, out, error)) return false;
+            continue;
         }
-        if (!has_value) {
-            if (i + 1 >= args.size()) {
-                error = name + " needs a value";
-                return false;
-            }
-            value = args[++i];
-        }
-
-        long long number = 0;
-        const long long int_max = std::numeric_limits<int>::max();
-        if (name == "--sizes") {
-            if (!parse_sizes(value, out.sizes, error)) return false;
-        } else if (name == "--backend") {
+        if (name == "--backend") {
             if (!parse_backend(value, out.options.backend)) {
                 error = "--backend: '" + value + "' is not one of auto, cpu, gpu, host";
                 return false;
@@ -227,50 +170,25 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
         } else if (name == "--peer") {
             if (!parse_switch(name, value, out.options.peer_copies, error)) return false;
         } else if (name == "--nb") {
-            if (!parse_int(value, 0, 65536, number)) {
-                error = "--nb: '" + value + "' is not a block size in 0..65536 (0 = automatic)";
+            if (!parse_int_option(name, value, 0, 65536, "a block size in 0..65536 (0 = automatic)",
+                                  out.options.block_size, error))
                 return false;
-            }
-            out.options.block_size = static_cast<int>(number);
         } else if (name == "--max-nb") {
-            if (!parse_int(value, 0, 65536, number)) {
-                error = "--max-nb: '" + value + "' is not a block size in 0..65536 (0 = the planner's)";
+            if (!parse_int_option(name, value, 0, 65536,
+                                  "a block size in 0..65536 (0 = the planner's)",
+                                  out.options.max_block_size, error))
                 return false;
-            }
-            out.options.max_block_size = static_cast<int>(number);
         } else if (name == "--lookahead") {
             bool on = false;
             if (!parse_switch(name, value, on, error)) return false;
             out.options.lookahead = on ? 1 : 0;
         } else if (name == "--gpus") {
-            if (!parse_int(value, 0, 1024, number)) {
-                error = "--gpus: '" + value + "' is not a device count in 0..1024 (0 = all)";
+            if (!parse_int_option(name, value, 0, 1024, "a device count in 0..1024 (0 = all)",
+                                  out.options.num_devices, error))
                 return false;
-            }
-            out.options.num_devices = static_cast<int>(number);
-        } else if (name == "--repeats") {
-            if (!parse_int(value, 1, 1000, number)) {
-                error = "--repeats: '" + value + "' is not a count in 1..1000";
-                return false;
-            }
-            out.repeats = static_cast<int>(number);
-        } else if (name == "--cpu-max-n") {
-            if (!parse_int(value, 0, int_max, number)) {
-                error = "--cpu-max-n: '" + value + "' is not a size >= 0";
-                return false;
-            }
-            out.cpu_max_n = static_cast<int>(number);
-        } else if (name == "--seed") {
-            if (!parse_int(value, 0, std::numeric_limits<long long>::max(), number)) {
-                error = "--seed: '" + value + "' is not a non-negative integer";
-                return false;
-            }
-            out.seed = static_cast<std::uint64_t>(number);
         } else if (value.empty()) {
             error = name + " needs a file name";
             return false;
-        } else if (name == "--csv") {
-            out.csv_path = value;
         } else if (name == "--plot") {
             out.plot_path = value;
         } else if (name == "--trace") {

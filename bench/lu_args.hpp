@@ -8,18 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "bench/option_parsing.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem_bench {
 
-struct LuArgs {
-    std::vector<int> sizes;       // empty: the machine's default list
+// sizes, repeats, cpu_max_n, seed and csv_path are the sweep's common options.
+struct LuArgs : SweepOptions {
     tandem::Options options;      // backend, block size, look-ahead, devices
     std::string backend_text = "auto";
-    int repeats = 3;
-    int cpu_max_n = -1;           // -1: the machine's default
-    std::uint64_t seed = 20261121;
-    std::string csv_path;
     std::string plot_path;
     std::string trace_path;
     bool matrix_on_gpu = false;   // time tandem::sgetrf_gpu on a copy in GPU memory

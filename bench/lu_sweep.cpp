@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -17,6 +16,7 @@
 #include "bench/plot.hpp"
 #include "bench/report_table.hpp"
 #include "bench/results.hpp"
+#include "bench/text_table.hpp"
 #include "bench/timing.hpp"
 #include "bench/trace.hpp"
 #include "tandem/tandem.hpp"
@@ -28,11 +28,10 @@ namespace {
 void finish_measurement(Measurement& m, int n, const std::vector<double>& seconds,
                         const LuResidualEstimator& check, const float* factors, const int* ipiv) {
     m.status = RunStatus::ran;
-    m.seconds = median(seconds);
-    if (!seconds.empty()) {
-        m.fastest = *std::min_element(seconds.begin(), seconds.end());
-        m.slowest = *std::max_element(seconds.begin(), seconds.end());
-    }
+    const RepeatSummary times = summarize(seconds);
+    m.seconds = times.median;
+    m.fastest = times.fastest;
+    m.slowest = times.slowest;
     m.gflops = lu_gflops(n, m.seconds);
     m.residual = check.estimate(factors, ipiv);
 }
@@ -153,13 +152,6 @@ void print_progress(const SizeResult& r, bool show_cusolver, bool show_plan,
     if (show_plan && !r.details.plan.empty()) std::cout << r.details.plan << std::flush;
 }
 
-std::string today() {
-    const std::time_t now = std::time(nullptr);
-    char text[64];
-    std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", std::localtime(&now));
-    return text;
-}
-
 }  // namespace
 
 int run_lu_mode(const std::vector<std::string>& raw_args, const std::string& command_line) {
@@ -194,7 +186,7 @@ int run_lu_mode(const std::vector<std::string>& raw_args, const std::string& com
     } catch (const std::exception& e) {
         resolved = std::string("? (") + e.what() + ")";
     }
-    std::cout << "tandem-bench lu   " << today() << "\n"
+    std::cout << "tandem-bench lu   " << local_time_text() << "\n"
               << "command:   " << command_line << "\n"
               << "tandem:    backend " << args.backend_text << " -> " << resolved
               << ", nb " << (args.options.block_size ? std::to_string(args.options.block_size) : "auto")

@@ -5,10 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "bench/first_call.hpp"
 #include "bench/gemm_bench.hpp"
 #include "bench/lu_args.hpp"
 #include "bench/lu_sweep.hpp"
 #include "bench/panel_bench.hpp"
+#include "bench/solve_bench.hpp"
 
 namespace {
 
@@ -66,6 +68,12 @@ const Mode modes[] = {
     {"panel", "CPU panel factorization: tandem's recursive panel vs LAPACK sgetrf",
      run_panel_mode},
     {"plan", "tandem's plan per size (panel widths and sites); --plan is the same", run_plan_mode},
+    {"first-call", "the first sgesv of a process against the CUDA context and a warm call",
+     tandem_bench::run_first_call_mode},
+    {"solve",
+     "sweep n and nrhs: tandem sgesv (host and GPU memory) vs cuSOLVER getrf+getrs and its IRS "
+     "solvers vs LAPACK sgesv",
+     tandem_bench::run_solve_mode},
 };
 
 void print_usage(std::ostream& os) {

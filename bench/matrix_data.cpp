@@ -23,6 +23,18 @@ float uniform_pm1(std::uint64_t stream, std::uint64_t index) {
 
 namespace {
 
+// Box-Muller on two counters of the entry (2 index and 2 index + 1), each
+// giving 53 random bits: u1 in (0, 1] keeps the logarithm finite.
+float standard_normal(std::uint64_t stream, std::uint64_t index) {
+    const double scale = std::ldexp(1.0, -53);
+    const std::uint64_t bits1 = splitmix64(stream ^ splitmix64(2 * index)) >> 11;
+    const std::uint64_t bits2 = splitmix64(stream ^ splitmix64(2 * index + 1)) >> 11;
+    const double u1 = static_cast<double>(bits1 + 1) * scale;
+    const double u2 = static_cast<double>(bits2) * scale;
+    const double two_pi = 6.283185307179586476925286766559;
+    return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(two_pi * u2));
+}
+
 const float* column(const float* m, int n, int j) { return m + static_cast<std::size_t>(j) * n; }
 
 // Products with a column-major n x n matrix in double. M x is done by blocks of
@@ -138,13 +150,31 @@ double estimate_norm1(const ResidualOperator& e) {
 
 }  // namespace
 
-std::vector<float> random_matrix(int n, std::uint64_t seed) {
-    const std::int64_t count = static_cast<std::int64_t>(n) * n;
-    std::vector<float> a(static_cast<std::size_t>(count));
-    const std::uint64_t stream = splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(n)));
+std::vector<float> random_entries(std::size_t count, std::uint64_t stream,
+                                  EntryDistribution distribution) {
+    std::vector<float> values(count);
+    const std::int64_t total = static_cast<std::int64_t>(count);
+    if (distribution == EntryDistribution::uniform) {
 #pragma omp parallel for schedule(static)
-    for (std::int64_t k = 0; k < count; ++k) a[k] = uniform_pm1(stream, static_cast<std::uint64_t>(k));
-    return a;
+        for (std::int64_t k = 0; k < total; ++k) {
+            values[k] = uniform_pm1(stream, static_cast<std::uint64_t>(k));
+        }
+    } else {
+#pragma omp parallel for schedule(static)
+        for (std::int64_t k = 0; k < total; ++k) {
+            values[k] = standard_normal(stream, static_cast<std::uint64_t>(k));
+        }
+    }
+    return values;
+}
+
+std::uint64_t matrix_stream(std::uint64_t seed, int n) {
+    return splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(n)));
+}
+
+std::vector<float> random_matrix(int n, std::uint64_t seed) {
+    return random_entries(static_cast<std::size_t>(n) * n, matrix_stream(seed, n),
+                          EntryDistribution::uniform);
 }
 
 LuResidualEstimator::LuResidualEstimator(int n, const float* a) : n_(n), a_(a) {
@@ -168,6 +198,72 @@ double LuResidualEstimator::estimate(const float* factors, const int* ipiv) cons
     const double scale = static_cast<double>(n) * a_norm1_ * eps;
     if (scale == 0.0) return residual_norm == 0.0 ? 0.0 : std::numeric_limits<double>::infinity();
     return residual_norm / scale;
+}
+
+SolveBackwardError::SolveBackwardError(int n, const float* a) : n_(n), a_(a) {
+    std::vector<double> row_sums(static_cast<std::size_t>(n), 0.0);
+    for (int j = 0; j < n; ++j) {
+        const float* c = column(a, n, j);
+        for (int i = 0; i < n; ++i) row_sums[i] += std::fabs(static_cast<double>(c[i]));
+    }
+    for (const double sum : row_sums) a_norm_inf_ = std::max(a_norm_inf_, sum);
+}
+
+double SolveBackwardError::of(int nrhs, const float* b, const float* x) const {
+    const int n = n_;
+    const std::size_t ld = static_cast<std::size_t>(n);
+    std::vector<double> x_norms(static_cast<std::size_t>(nrhs), 0.0);
+    for (int j = 0; j < nrhs; ++j) {
+        for (int i = 0; i < n; ++i) {
+            const double value = std::fabs(static_cast<double>(x[j * ld + i]));
+            // A non-finite solution has no meaningful residual.
+            if (!std::isfinite(value)) return std::numeric_limits<double>::quiet_NaN();
+            x_norms[j] = std::max(x_norms[j], value);
+        }
+    }
+
+    // R = B - A X by blocks of rows, as `times` does: each thread reads its
+    // piece of every column of A once and applies it to all right-hand sides
+    // while it is in cache.
+    const int blocks = (n + row_block - 1) / row_block;
+    std::vector<double> block_norms(static_cast<std::size_t>(blocks) * nrhs, 0.0);
+#pragma omp parallel for schedule(dynamic)
+    for (int blk = 0; blk < blocks; ++blk) {
+        const int r0 = blk * row_block, rows = std::min(n, r0 + row_block) - r0;
+        std::vector<double> r(static_cast<std::size_t>(rows) * nrhs);
+        for (int j = 0; j < nrhs; ++j) {
+            for (int i = 0; i < rows; ++i) r[j * rows + i] = b[j * ld + r0 + i];
+        }
+        for (int k = 0; k < n; ++k) {
+            const float* c = column(a_, n, k) + r0;
+            for (int j = 0; j < nrhs; ++j) {
+                const double xkj = x[j * ld + k];
+                if (xkj == 0.0) continue;
+                double* rj = r.data() + static_cast<std::size_t>(j) * rows;
+                for (int i = 0; i < rows; ++i) rj[i] -= static_cast<double>(c[i]) * xkj;
+            }
+        }
+        for (int j = 0; j < nrhs; ++j) {
+            double norm = 0.0;
+            for (int i = 0; i < rows; ++i) norm = std::max(norm, std::fabs(r[j * rows + i]));
+            block_norms[static_cast<std::size_t>(blk) * nrhs + j] = norm;
+        }
+    }
+
+    const double eps = std::ldexp(1.0, -24);  // slamch('E') for single precision
+    double worst = 0.0;
+    for (int j = 0; j < nrhs; ++j) {
+        double residual_norm = 0.0;
+        for (int blk = 0; blk < blocks; ++blk) {
+            const double block_norm = block_norms[static_cast<std::size_t>(blk) * nrhs + j];
+            residual_norm = std::max(residual_norm, block_norm);
+        }
+        const double scale = a_norm_inf_ * x_norms[j] * n * eps;
+        const double ratio = scale > 0.0 ? residual_norm / scale
+                             : residual_norm == 0.0 ? 0.0 : std::numeric_limits<double>::infinity();
+        worst = std::max(worst, ratio);
+    }
+    return worst;
 }
 
 }  // namespace tandem_bench

@@ -1,25 +1,18 @@
 #include "bench/report_table.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
 #include <fstream>
 #include <utility>
+
+#include "bench/text_table.hpp"
 
 namespace tandem_bench {
 namespace {
 
-std::string format(const char* pattern, double value) {
-    if (!std::isfinite(value)) return std::isnan(value) ? "nan" : "inf";
-    char text[64];
-    std::snprintf(text, sizeof text, pattern, value);
-    return text;
-}
-
 // The GFLOP/s cell: the number, or what happened instead.
 std::string rate_cell(const Measurement& m, double gflops) {
     switch (m.status) {
-        case RunStatus::ran: return format("%.1f", gflops);
+        case RunStatus::ran: return format_number("%.1f", gflops);
         case RunStatus::skipped: return m.note;
         case RunStatus::failed: return "failed";
         case RunStatus::unavailable: return "-";
@@ -28,34 +21,16 @@ std::string rate_cell(const Measurement& m, double gflops) {
 }
 
 std::string residual_cell(const Measurement& m) {
-    return ran(m) ? format("%.3g", m.residual) : "-";
+    return ran(m) ? format_number("%.3g", m.residual) : "-";
 }
 
 std::string ratio_cell(const Measurement& numerator, const Measurement& denominator) {
     if (!ran(numerator) || !ran(denominator)) return "-";
-    return format("%.2fx", numerator.gflops / denominator.gflops);
+    return format_number("%.2fx", numerator.gflops / denominator.gflops);
 }
 
 double hidden_share(const TandemDetails& d) {
     return d.panel_seconds > 0.0 ? d.panel_hidden_seconds / d.panel_seconds : not_measured;
-}
-
-void print_row(std::ostream& os, const std::vector<std::string>& cells,
-               const std::vector<std::size_t>& widths) {
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-        os << (c ? "  " : "") << std::string(widths[c] - cells[c].size(), ' ') << cells[c];
-    }
-    os << "\n";
-}
-
-std::string csv_number(double value, const char* pattern = "%.6g") {
-    return std::isnan(value) ? "" : format(pattern, value);
-}
-
-std::string csv_text(const std::string& text) {
-    std::string quoted = "\"";
-    for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return quoted + "\"";
 }
 
 std::string status_text(const Measurement& m) {
@@ -85,7 +60,8 @@ void print_table(std::ostream& os, const std::vector<SizeResult>& results, bool 
                                    rate_cell(r.cusolver, r.cusolver.gflops_with_transfer),
                                    ratio_cell(r.tandem, r.cusolver),
                                    ran(r.tandem) && ran(r.cusolver)
-                                       ? format("%.2fx", r.tandem.gflops / r.cusolver.gflops_with_transfer)
+                                       ? format_number("%.2fx",
+                                                       r.tandem.gflops / r.cusolver.gflops_with_transfer)
                                        : "-"});
         }
         row.insert(row.end(), {ratio_cell(r.tandem, r.lapack), residual_cell(r.tandem),
@@ -96,20 +72,12 @@ void print_table(std::ostream& os, const std::vector<SizeResult>& results, bool 
                    {ran(r.tandem) ? d.backend : "-", hybrid ? std::to_string(d.block_size) : "-",
                     hybrid ? std::to_string(d.inverse_steps) + "/" + std::to_string(d.trsm_steps) : "-",
                     hybrid ? std::to_string(d.device_panel_steps) + "/" + std::to_string(d.steps) : "-",
-                    hybrid && d.panel_seconds > 0.0 ? format("%.0f%%", 100.0 * hidden_share(d)) : "-"});
+                    hybrid && d.panel_seconds > 0.0 ? format_number("%.0f%%", 100.0 * hidden_share(d))
+                                                    : "-"});
         rows.push_back(std::move(row));
     }
 
-    std::vector<std::size_t> widths(header.size());
-    for (std::size_t c = 0; c < header.size(); ++c) {
-        widths[c] = header[c].size();
-        for (const auto& row : rows) widths[c] = std::max(widths[c], row[c].size());
-    }
-    print_row(os, header, widths);
-    std::size_t total = 0;
-    for (const std::size_t w : widths) total += w + 2;
-    os << std::string(total - 2, '-') << "\n";
-    for (const auto& row : rows) print_row(os, row, widths);
+    print_aligned_table(os, header, rows);
 
     os << "\nGF/s = 2/3 n^3 / median seconds. tandem: host wall clock around "
        << (matrix_on_gpu ? "tandem::sgetrf_gpu, the matrix\nalready in GPU memory (copied there before the clock starts, as for cuSOLVER).\n"

@@ -42,6 +42,39 @@ void warm_up_then_time(int repeats, Run&& run) {
     for (int repeat = 0; repeat < repeats; ++repeat) run(true);
 }
 
+// Host wall-clock seconds of each timed run(): restore() puts the inputs back
+// before every run (warm-up included) and is not timed. `run` throws on failure.
+template <class Restore, class Run>
+std::vector<double> time_restored_runs(int repeats, Restore&& restore, Run&& run) {
+    std::vector<double> seconds;
+    warm_up_then_time(repeats, [&](bool timed) {
+        restore();
+        const double start = wall_seconds();
+        run();
+        const double stop = wall_seconds();
+        if (timed) seconds.push_back(stop - start);
+    });
+    return seconds;
+}
+
+// The median of a set of timed repeats, and the fastest and slowest of them:
+// how far one run may stray from the median.
+struct RepeatSummary {
+    double median = not_measured;
+    double fastest = not_measured;
+    double slowest = not_measured;
+};
+
+inline RepeatSummary summarize(const std::vector<double>& seconds) {
+    RepeatSummary summary;
+    summary.median = median(seconds);
+    if (!seconds.empty()) {
+        summary.fastest = *std::min_element(seconds.begin(), seconds.end());
+        summary.slowest = *std::max_element(seconds.begin(), seconds.end());
+    }
+    return summary;
+}
+
 // LAPACK's convention for square LU: 2/3 n^3 flops (the lower-order terms are left out).
 inline double lu_gflops(int n, double seconds) {
     const double nd = n;

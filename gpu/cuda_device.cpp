@@ -47,21 +47,47 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
         int least_priority = 0, greatest_priority = 0;
         TANDEM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least_priority, &greatest_priority));
         const int priorities[kQueues] = {least_priority, greatest_priority, greatest_priority};
-        for (int q = 0; q < kQueues; ++q) {
+        for (int q = 0; q < kQueues; ++q)
             TANDEM_CUDA_CHECK(cudaStreamCreateWithPriority(&streams_[q], cudaStreamNonBlocking,
                                                            priorities[q]));
-            TANDEM_CUBLAS_CHECK(cublasCreate(&handles_[q]));
-            TANDEM_CUBLAS_CHECK(cublasSetStream(handles_[q], streams_[q]));
-            TANDEM_CUBLAS_CHECK(cublasSetPointerMode(handles_[q], CUBLAS_POINTER_MODE_HOST));
-            // Plain FP32 arithmetic: TF32 tensor cores would break LAPACK's accuracy bounds.
-            TANDEM_CUBLAS_CHECK(cublasSetMathMode(handles_[q], CUBLAS_DEFAULT_MATH));
-            TANDEM_CUSOLVER_CHECK(cusolverDnCreate(&solvers_[q]));
-            TANDEM_CUSOLVER_CHECK(cusolverDnSetStream(solvers_[q], streams_[q]));
-        }
     } catch (...) {
         release();
         throw;
     }
+}
+
+// The library handles are made at a queue's first use of them, not with the
+// device: each costs milliseconds at a process's first GPU call, and a call
+// whose plan is one panel uses only the compute queue's.
+cublasHandle_t CudaDevice::blas_handle(Queue q) const {
+    const int index = static_cast<int>(q);
+    (void)stream(q);  // checks q
+    std::lock_guard<std::mutex> lock(handles_mutex_);
+    if (handles_[index] == nullptr) {
+        DeviceGuard guard(ordinal_);
+        cublasHandle_t handle = nullptr;
+        TANDEM_CUBLAS_CHECK(cublasCreate(&handle));
+        handles_[index] = handle;  // destroyed by release() if a setting below fails
+        TANDEM_CUBLAS_CHECK(cublasSetStream(handle, streams_[index]));
+        TANDEM_CUBLAS_CHECK(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST));
+        // Plain FP32 arithmetic: TF32 tensor cores would break LAPACK's accuracy bounds.
+        TANDEM_CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
+    }
+    return handles_[index];
+}
+
+cusolverDnHandle_t CudaDevice::solver(Queue q) const {
+    const int index = static_cast<int>(q);
+    (void)stream(q);
+    std::lock_guard<std::mutex> lock(handles_mutex_);
+    if (solvers_[index] == nullptr) {
+        DeviceGuard guard(ordinal_);
+        cusolverDnHandle_t handle = nullptr;
+        TANDEM_CUSOLVER_CHECK(cusolverDnCreate(&handle));
+        solvers_[index] = handle;
+        TANDEM_CUSOLVER_CHECK(cusolverDnSetStream(handle, streams_[index]));
+    }
+    return solvers_[index];
 }
 
 std::string CudaDevice::fingerprint() const {

@@ -129,7 +129,9 @@ private:
                  int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
     cudaStream_t stream(Queue q) const;
-    BlasQueue blas(Queue q) const { return {stream(q), handles_[static_cast<int>(q)]}; }
+    BlasQueue blas(Queue q) const { return {stream(q), blas_handle(q)}; }
+    cublasHandle_t blas_handle(Queue q) const;  // queue q's, made at its first use
+    cusolverDnHandle_t solver(Queue q) const;   // likewise
     Staging staging(Queue q) const;
     BounceBuffers& bounce(Queue q) { return bounce_[static_cast<int>(q)]; }
     float* at(int64_t r, int64_t c) const { return storage_.floats() + r * ld_ + c; }
@@ -170,8 +172,10 @@ private:
     std::string fingerprint_;
     static constexpr int kQueues = 3;     // compute, transfer, copy
     cudaStream_t streams_[kQueues] = {};  // indexed by Queue
-    cublasHandle_t handles_[kQueues] = {};    // handles_[q] is bound to streams_[q]
-    cusolverDnHandle_t solvers_[kQueues] = {};  // solvers_[q] is bound to streams_[q]
+    // handles_[q] and solvers_[q] are bound to streams_[q]; null until first used.
+    mutable std::mutex handles_mutex_;
+    mutable cublasHandle_t handles_[kQueues] = {};
+    mutable cusolverDnHandle_t solvers_[kQueues] = {};
 
     DeviceBuffer storage_;
     int64_t rows_ = 0, local_cols_ = 0, ld_ = 1;

@@ -28,7 +28,7 @@ void CudaDevice::ensure_getrf_workspace(Queue q, int64_t rows, int width, bool c
     if (cusolver_work) {
         const int rows_i = blas_int(rows, "panel rows");
         int work_floats = 0;
-        TANDEM_CUSOLVER_CHECK(cusolverDnSgetrf_bufferSize(solvers_[index], rows_i, width,
+        TANDEM_CUSOLVER_CHECK(cusolverDnSgetrf_bufferSize(solver(q), rows_i, width,
                                                           staging(q).data, rows_i, &work_floats));
         work_bytes = sizeof(float) * static_cast<size_t>(std::max(work_floats, 1));
     }
@@ -82,8 +82,8 @@ void CudaDevice::factor_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int
             factor_recursively(q, scratch.data, rows, true, rows, width, device_pivots);
         } else {
             const int rows_i = blas_int(rows, "panel rows");
-            TANDEM_CUSOLVER_CHECK(cusolverDnSetStream(solvers_[index], s));
-            TANDEM_CUSOLVER_CHECK(cusolverDnSgetrf(solvers_[index], rows_i, width, scratch.data,
+            TANDEM_CUSOLVER_CHECK(cusolverDnSetStream(solver(q), s));
+            TANDEM_CUSOLVER_CHECK(cusolverDnSgetrf(solver(q), rows_i, width, scratch.data,
                                                    rows_i, getrf_work_[index].floats(),
                                                    device_pivots, device_pivots + width));
         }

@@ -33,12 +33,10 @@ void CudaDevice::solve_column_major(char trans, int64_t n, int64_t nrhs, const f
     int* const device_pivots = resident_pivots(n + 1);
     int* const device_info = device_pivots + n;
     const cudaStream_t s = stream(Queue::compute);
-    const int index = static_cast<int>(Queue::compute);
     TANDEM_CUDA_CHECK(
         cudaMemcpyAsync(device_pivots, ipiv, sizeof(int) * n, cudaMemcpyHostToDevice, s));
-    TANDEM_CUSOLVER_CHECK(cusolverDnSetStream(solvers_[index], s));
     const int n_i = blas_int(n, "n"), nrhs_i = blas_int(nrhs, "nrhs");
-    TANDEM_CUSOLVER_CHECK(cusolverDnSgetrs(solvers_[index], transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
+    TANDEM_CUSOLVER_CHECK(cusolverDnSgetrs(solver(Queue::compute), transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
                                            n_i, nrhs_i, a, blas_int(lda, "lda"), device_pivots, b,
                                            blas_int(ldb, "ldb"), device_info));
     int info = 0;
@@ -57,21 +55,19 @@ int CudaDevice::factor_column_major(int64_t m, int64_t n, float* a, int64_t lda,
         contract_error("factor_column_major", "a or ipiv null, or lda < m");
     const int m_i = blas_int(m, "m"), n_i = blas_int(n, "n"), lda_i = blas_int(lda, "lda");
     const cudaStream_t s = stream(Queue::compute);
-    const int index = static_cast<int>(Queue::compute);
     int* device_pivots = nullptr;  // k pivots, then the info
     if (n <= m && use_recursive_panel(m, n, true)) {
         device_pivots = resident_pivots(k + 1 + kLeafMovesInts);
         factor_recursively(Queue::compute, a, lda, true, m, static_cast<int>(n), device_pivots);
     } else {
-        TANDEM_CUSOLVER_CHECK(cusolverDnSetStream(solvers_[index], s));
         int work_floats = 0;
         TANDEM_CUSOLVER_CHECK(
-            cusolverDnSgetrf_bufferSize(solvers_[index], m_i, n_i, a, lda_i, &work_floats));
+            cusolverDnSgetrf_bufferSize(solver(Queue::compute), m_i, n_i, a, lda_i, &work_floats));
         const size_t work_bytes = sizeof(float) * static_cast<size_t>(std::max(work_floats, 1));
         if (resident_work_.bytes() < work_bytes)
             resident_work_ = DeviceBuffer(work_bytes, "sgetrf_gpu's cuSOLVER workspace");
         device_pivots = resident_pivots(k + 1);
-        TANDEM_CUSOLVER_CHECK(cusolverDnSgetrf(solvers_[index], m_i, n_i, a, lda_i,
+        TANDEM_CUSOLVER_CHECK(cusolverDnSgetrf(solver(Queue::compute), m_i, n_i, a, lda_i,
                                                resident_work_.floats(), device_pivots,
                                                device_pivots + k));
     }

@@ -71,21 +71,15 @@ void copy_columns(const float* from, int64_t ld_from, float* to, int64_t ld_to, 
     }
 }
 
-}  // namespace
-
-void copy_host_to_row_major(const float* host, int64_t ldh, int64_t rows, int64_t cols,
-                            float* dst, int64_t ld_dst, const Staging& staging,
-                            BounceBuffers& bounce, cudaStream_t stream) {
-    if (rows <= 0 || cols <= 0) return;
-    const cudaMemoryType type = memory_type(host);
-    if (in_device_memory(type)) {  // no copy engine: one transposing pass
-        transpose(host, ldh, rows, cols, dst, ld_dst, stream);
-        return;
-    }
-    const bool bounced = use_bounce(type, rows, cols);
-    if (bounced) bounce.ensure();
-    const int64_t chunk = bounced ? bounce_chunk_columns(rows, cols, staging.capacity)
-                                  : chunk_columns(staging.capacity, rows);
+// Host -> device in column chunks of `chunk`: through the bounce buffers when
+// `bounced` (the host copies chunk i into one while the copy engine moves the
+// other), else straight from the caller's memory. `send(j, width, source,
+// source_ld)` queues on `stream` the device's side of chunk j .. j+width, whose
+// host columns are at `source`; with the bounce buffers it must not queue the
+// next use of the buffer either.
+template <class Send>
+void upload_in_chunks(const float* host, int64_t ldh, int64_t rows, int64_t cols, int64_t chunk,
+                      bool bounced, BounceBuffers& bounce, cudaStream_t stream, Send&& send) {
     for (int64_t j = 0, i = 0; j < cols; j += chunk, ++i) {
         const int64_t width = std::min(chunk, cols - j);
         const float* source = host + j * ldh;
@@ -97,29 +91,18 @@ void copy_host_to_row_major(const float* host, int64_t ldh, int64_t rows, int64_
             source = buffer;
             source_ld = rows;
         }
-        // staging: rows x width column-major, ld = rows
-        TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(staging.data, sizeof(float) * rows, source,
-                                            sizeof(float) * source_ld, sizeof(float) * rows,
-                                            width, cudaMemcpyHostToDevice, stream));
+        send(j, width, source, source_ld);
         if (bounced) TANDEM_CUDA_CHECK(cudaEventRecord(bounce.released(i % 2), stream));
-        transpose(staging.data, rows, rows, width, dst + j, ld_dst, stream);
     }
 }
 
-void copy_row_major_to_host(const float* src, int64_t ld_src, int64_t rows, int64_t cols,
-                            float* host, int64_t ldh, const Staging& staging,
-                            BounceBuffers& bounce, cudaStream_t stream) {
-    if (rows <= 0 || cols <= 0) return;
-    const cudaMemoryType type = memory_type(host);
-    if (in_device_memory(type)) {  // src's columns, read as column-major, are a cols x rows matrix
-        transpose(src, ld_src, cols, rows, host, ldh, stream);
-        return;
-    }
-    const bool bounced = use_bounce(type, rows, cols);
-    if (bounced) bounce.ensure();
-    const int64_t chunk = bounced ? bounce_chunk_columns(rows, cols, staging.capacity)
-                                  : chunk_columns(staging.capacity, rows);
-    // The host drains chunk i-1 from its bounce buffer while the device produces chunk i.
+// Device -> host in column chunks, the mirror of upload_in_chunks: `fetch(j,
+// width, target, target_ld)` queues the move of chunk j .. j+width into
+// `target` (a bounce buffer, or the caller's memory); the host drains chunk
+// i-1 from its bounce buffer while the device produces chunk i.
+template <class Fetch>
+void download_in_chunks(float* host, int64_t ldh, int64_t rows, int64_t cols, int64_t chunk,
+                        bool bounced, BounceBuffers& bounce, cudaStream_t stream, Fetch&& fetch) {
     auto drain = [&](int64_t i) {
         const int64_t j = i * chunk, width = std::min(chunk, cols - j);
         TANDEM_CUDA_CHECK(cudaEventSynchronize(bounce.released(i % 2)));
@@ -128,13 +111,7 @@ void copy_row_major_to_host(const float* src, int64_t ld_src, int64_t rows, int6
     int64_t i = 0;
     for (int64_t j = 0; j < cols; j += chunk, ++i) {
         const int64_t width = std::min(chunk, cols - j);
-        // src columns j .. j+width, read as column-major, are a width x rows matrix.
-        transpose(src + j, ld_src, width, rows, staging.data, rows, stream);
-        float* target = bounced ? bounce.data(i % 2) : host + j * ldh;
-        const int64_t target_ld = bounced ? rows : ldh;
-        TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(target, sizeof(float) * target_ld, staging.data,
-                                            sizeof(float) * rows, sizeof(float) * rows, width,
-                                            cudaMemcpyDeviceToHost, stream));
+        fetch(j, width, bounced ? bounce.data(i % 2) : host + j * ldh, bounced ? rows : ldh);
         if (bounced) {
             TANDEM_CUDA_CHECK(cudaEventRecord(bounce.released(i % 2), stream));
             if (i > 0) drain(i - 1);
@@ -143,57 +120,89 @@ void copy_row_major_to_host(const float* src, int64_t ld_src, int64_t rows, int6
     if (bounced) drain(i - 1);
 }
 
+// Where the host block of a copy lives and how it moves: whether through the
+// bounce buffers (allocated here if they are), and in chunks of how many columns.
+struct HostSide {
+    cudaMemoryType type;
+    bool bounced;
+    int64_t chunk;
+};
+
+HostSide host_side(const float* host, int64_t rows, int64_t cols, int64_t staging_capacity,
+                   BounceBuffers& bounce) {
+    const cudaMemoryType type = memory_type(host);
+    const bool bounced = use_bounce(type, rows, cols);
+    if (bounced) bounce.ensure();
+    const int64_t chunk = bounced ? bounce_chunk_columns(rows, cols, staging_capacity)
+                                  : chunk_columns(staging_capacity, rows);
+    return {type, bounced, chunk};
+}
+
+}  // namespace
+
+void copy_host_to_row_major(const float* host, int64_t ldh, int64_t rows, int64_t cols,
+                            float* dst, int64_t ld_dst, const Staging& staging,
+                            BounceBuffers& bounce, cudaStream_t stream) {
+    if (rows <= 0 || cols <= 0) return;
+    if (in_device_memory(memory_type(host))) {  // no copy engine: one transposing pass
+        transpose(host, ldh, rows, cols, dst, ld_dst, stream);
+        return;
+    }
+    const HostSide side = host_side(host, rows, cols, staging.capacity, bounce);
+    upload_in_chunks(host, ldh, rows, cols, side.chunk, side.bounced, bounce, stream,
+                     [&](int64_t j, int64_t width, const float* source, int64_t source_ld) {
+                         // staging: rows x width column-major, ld = rows
+                         TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(
+                             staging.data, sizeof(float) * rows, source, sizeof(float) * source_ld,
+                             sizeof(float) * rows, width, cudaMemcpyHostToDevice, stream));
+                         transpose(staging.data, rows, rows, width, dst + j, ld_dst, stream);
+                     });
+}
+
+void copy_row_major_to_host(const float* src, int64_t ld_src, int64_t rows, int64_t cols,
+                            float* host, int64_t ldh, const Staging& staging,
+                            BounceBuffers& bounce, cudaStream_t stream) {
+    if (rows <= 0 || cols <= 0) return;
+    if (in_device_memory(memory_type(host))) {  // src's columns, read as column-major, are a cols x rows matrix
+        transpose(src, ld_src, cols, rows, host, ldh, stream);
+        return;
+    }
+    const HostSide side = host_side(host, rows, cols, staging.capacity, bounce);
+    download_in_chunks(host, ldh, rows, cols, side.chunk, side.bounced, bounce, stream,
+                       [&](int64_t j, int64_t width, float* target, int64_t target_ld) {
+                           // src columns j .. j+width, read as column-major, are a width x rows matrix.
+                           transpose(src + j, ld_src, width, rows, staging.data, rows, stream);
+                           TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(
+                               target, sizeof(float) * target_ld, staging.data, sizeof(float) * rows,
+                               sizeof(float) * rows, width, cudaMemcpyDeviceToHost, stream));
+                       });
+}
+
 void copy_host_to_columns(const float* host, int64_t ldh, int64_t rows, int64_t cols, float* dst,
                           int64_t ld_dst, BounceBuffers& bounce, cudaStream_t stream) {
     if (rows <= 0 || cols <= 0) return;
-    const bool bounced = use_bounce(memory_type(host), rows, cols);
-    if (!bounced) {  // pinned, device or small: one copy
-        TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(dst, sizeof(float) * ld_dst, host, sizeof(float) * ldh,
-                                            sizeof(float) * rows, cols, cudaMemcpyDefault, stream));
-        return;
-    }
-    bounce.ensure();
-    const int64_t chunk = bounce_chunk_columns(rows, cols, BounceBuffers::kCapacity);
-    for (int64_t j = 0, i = 0; j < cols; j += chunk, ++i) {
-        const int64_t width = std::min(chunk, cols - j);
-        float* buffer = bounce.data(i % 2);
-        TANDEM_CUDA_CHECK(cudaEventSynchronize(bounce.released(i % 2)));
-        copy_columns(host + j * ldh, ldh, buffer, rows, rows, width, false);
-        TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(dst + j * ld_dst, sizeof(float) * ld_dst, buffer,
-                                            sizeof(float) * rows, sizeof(float) * rows, width,
-                                            cudaMemcpyHostToDevice, stream));
-        TANDEM_CUDA_CHECK(cudaEventRecord(bounce.released(i % 2), stream));
-    }
+    // No staging: a chunk is as wide as the bounce buffers allow, the whole block without them.
+    const HostSide side = host_side(host, rows, cols, std::max(rows * cols, rows), bounce);
+    upload_in_chunks(host, ldh, rows, cols, side.chunk, side.bounced, bounce, stream,
+                     [&](int64_t j, int64_t width, const float* source, int64_t source_ld) {
+                         TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(
+                             dst + j * ld_dst, sizeof(float) * ld_dst, source,
+                             sizeof(float) * source_ld, sizeof(float) * rows, width,
+                             cudaMemcpyDefault, stream));
+                     });
 }
 
 void copy_columns_to_host(const float* src, int64_t ld_src, int64_t rows, int64_t cols,
                           float* host, int64_t ldh, BounceBuffers& bounce, cudaStream_t stream) {
     if (rows <= 0 || cols <= 0) return;
-    const bool bounced = use_bounce(memory_type(host), rows, cols);
-    if (!bounced) {
-        TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(host, sizeof(float) * ldh, src, sizeof(float) * ld_src,
-                                            sizeof(float) * rows, cols, cudaMemcpyDefault, stream));
-        return;
-    }
-    bounce.ensure();
-    const int64_t chunk = bounce_chunk_columns(rows, cols, BounceBuffers::kCapacity);
-    // The host drains chunk i-1 while the copy engine fills chunk i.
-    auto drain = [&](int64_t i) {
-        const int64_t j = i * chunk, width = std::min(chunk, cols - j);
-        TANDEM_CUDA_CHECK(cudaEventSynchronize(bounce.released(i % 2)));
-        copy_columns(bounce.data(i % 2), rows, host + j * ldh, ldh, rows, width, true);
-    };
-    int64_t i = 0;
-    for (int64_t j = 0; j < cols; j += chunk, ++i) {
-        const int64_t width = std::min(chunk, cols - j);
-        TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(bounce.data(i % 2), sizeof(float) * rows,
-                                            src + j * ld_src, sizeof(float) * ld_src,
-                                            sizeof(float) * rows, width, cudaMemcpyDeviceToHost,
-                                            stream));
-        TANDEM_CUDA_CHECK(cudaEventRecord(bounce.released(i % 2), stream));
-        if (i > 0) drain(i - 1);
-    }
-    drain(i - 1);
+    const HostSide side = host_side(host, rows, cols, std::max(rows * cols, rows), bounce);
+    download_in_chunks(host, ldh, rows, cols, side.chunk, side.bounced, bounce, stream,
+                       [&](int64_t j, int64_t width, float* target, int64_t target_ld) {
+                           TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(
+                               target, sizeof(float) * target_ld, src + j * ld_src,
+                               sizeof(float) * ld_src, sizeof(float) * rows, width,
+                               cudaMemcpyDefault, stream));
+                       });
 }
 
 }  // namespace tandem::gpu
