@@ -123,7 +123,8 @@ void CudaDevice::release_buffers() noexcept {
     resident_pivots_.reset();
     resident_work_.reset();
     host_matrix_.reset();
-    host_rhs_.reset();
+    for (DeviceBuffer& buffer : solve_rhs_) buffer.reset();
+    solve_perm_.reset();
     kept_rows_ = kept_cols_ = 0;
     perm_folded_ = 0;
     for (int q = 0; q < kQueues; ++q) {

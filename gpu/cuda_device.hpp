@@ -199,7 +199,12 @@ private:
     DeviceBuffer resident_work_;          // factor_column_major: cuSOLVER getrf workspace
     DeviceBuffer host_matrix_;  // factor_host_column_major: the caller's matrix, then its factors
     int64_t kept_rows_ = 0, kept_cols_ = 0;  // ... the factors it holds (0 x 0: none)
-    DeviceBuffer host_rhs_;     // solve_kept_factors: the right-hand sides
+    DeviceBuffer solve_rhs_[2];  // the solves: right-hand sides in and out of the permutation
+    DeviceBuffer solve_perm_;    // ... and the permutation
+    // op(A) X = B with n x n LU factors at `factors` (ld, row-major storage or
+    // column-major), B in host or this GPU's memory; synchronous.
+    void solve_with_factors(const float* factors, int64_t ld, bool column_major, char trans,
+                            int64_t n, int64_t nrhs, const int* ipiv, float* b, int64_t ldb);
     DeviceBuffer getrf_pivots_[kQueues];  // per queue: max_panel_width pivots + info
     int64_t staging_capacity_ = 0;  // floats, each
     BounceBuffers bounce_[kQueues];

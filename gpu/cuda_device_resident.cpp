@@ -1,7 +1,8 @@
-// The CudaDevice calls that work on the caller's column-major matrix in GPU
-// memory rather than on this device's row-major storage (sgetrf_gpu,
-// sgetrs_gpu): tandem's recursive panel or cuSOLVER's getrf, and cuSOLVER's
-// getrs, in place.
+// The CudaDevice calls that factor a column-major matrix rather than this
+// device's row-major storage: the caller's in GPU memory (sgetrf_gpu, in place)
+// or a copy of the caller's host matrix (sgetrf's one-panel plans), with
+// tandem's recursive panel or cuSOLVER's getrf. Their solves are in
+// cuda_device_solve.cpp.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -19,32 +20,6 @@ int* CudaDevice::resident_pivots(int64_t count) {
     if (resident_pivots_.bytes() < bytes)
         resident_pivots_ = DeviceBuffer(bytes, "pivots of the _gpu routines");
     return resident_pivots_.ints();
-}
-
-void CudaDevice::solve_column_major(char trans, int64_t n, int64_t nrhs, const float* a,
-                                    int64_t lda, const int* ipiv, float* b, int64_t ldb) {
-    DeviceGuard guard(ordinal_);
-    const bool transposed = trans == 'T' || trans == 't' || trans == 'C' || trans == 'c';
-    if (!transposed && trans != 'N' && trans != 'n')
-        contract_error("solve_column_major", std::string("trans '") + trans + "' is not N, T or C");
-    if (n == 0 || nrhs == 0) return;
-    if (a == nullptr || b == nullptr || ipiv == nullptr || lda < n || ldb < n)
-        contract_error("solve_column_major", "a, b or ipiv null, or lda or ldb < n");
-    int* const device_pivots = resident_pivots(n + 1);
-    int* const device_info = device_pivots + n;
-    const cudaStream_t s = stream(Queue::compute);
-    TANDEM_CUDA_CHECK(
-        cudaMemcpyAsync(device_pivots, ipiv, sizeof(int) * n, cudaMemcpyHostToDevice, s));
-    const int n_i = blas_int(n, "n"), nrhs_i = blas_int(nrhs, "nrhs");
-    TANDEM_CUSOLVER_CHECK(cusolverDnSgetrs(solver(Queue::compute), transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                           n_i, nrhs_i, a, blas_int(lda, "lda"), device_pivots, b,
-                                           blas_int(ldb, "ldb"), device_info));
-    int info = 0;
-    TANDEM_CUDA_CHECK(cudaMemcpyAsync(&info, device_info, sizeof(int), cudaMemcpyDeviceToHost, s));
-    TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
-    if (info != 0)
-        throw Error(TANDEM_ERROR_DEVICE,
-                    name_ + ": cusolverDnSgetrs reported info = " + std::to_string(info));
 }
 
 int CudaDevice::factor_column_major(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv) {
@@ -119,23 +94,6 @@ int CudaDevice::factor_host_column_major(int64_t m, int64_t n, float* a, int64_t
     kept_rows_ = m;
     kept_cols_ = n;
     return info;
-}
-
-void CudaDevice::solve_kept_factors(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
-                                    int64_t ldb) {
-    DeviceGuard guard(ordinal_);
-    if (n != kept_rows_ || n != kept_cols_)
-        contract_error("solve_kept_factors", "no " + std::to_string(n) + " x " +
-                                                 std::to_string(n) + " factors are kept");
-    if (n == 0 || nrhs == 0) return;
-    if (b == nullptr || ldb < n) contract_error("solve_kept_factors", "b null or ldb < n");
-    float* const d_b = at_least(host_rhs_, n * nrhs, "right-hand sides");
-    const cudaStream_t s = stream(Queue::compute);
-    BounceBuffers& buffers = bounce(Queue::compute);
-    copy_host_to_columns(b, ldb, n, nrhs, d_b, n, buffers, s);
-    solve_column_major(trans, n, nrhs, host_matrix_.floats(), n, ipiv, d_b, n);  // synchronous
-    copy_columns_to_host(d_b, n, n, nrhs, b, ldb, buffers, s);
-    TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
 }  // namespace tandem::gpu

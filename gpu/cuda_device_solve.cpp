@@ -1,11 +1,15 @@
-// CudaDevice::solve: op(A) X = B with the LU factors held in row-major storage.
+// CudaDevice's solves: op(A) X = B with the LU factors held in row-major
+// storage (solve), in the caller's column-major array in GPU memory
+// (solve_column_major, sgetrs_gpu), or in the column-major copy a one-panel
+// host-memory factorization left (solve_kept_factors).
 //
 // The row-major factors F, read as column-major by cuBLAS, are F^T: L appears
 // as the unit UPPER triangle and U as the LOWER triangle (with the diagonal).
 // With P A = L U, i.e. A = P^T L U:
 //   'N':  X = U^-1 L^-1 (P B)      -> gather rows, trsm(Upper, T, Unit), trsm(Lower, T, NonUnit)
 //   'T':  X = P^T L^-T U^-T B      -> trsm(Lower, N, NonUnit), trsm(Upper, N, Unit), scatter rows
-// B stays column-major on the device, so no transposes are needed; the pivots
+// B is copied column-major into the device's buffers (from host or GPU
+// memory), so no transposes are needed; the pivots
 // become one permutation applied by a gather/scatter kernel (the per-swap
 // laswp is sequential in n and would dominate a solve with few right-hand sides).
 #include <algorithm>
@@ -43,64 +47,108 @@ std::vector<int> permutation_of(int64_t n, const int* ipiv, const std::string& d
 void CudaDevice::solve(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
                        int64_t ldb) {
     DeviceGuard guard(ordinal_);
-    const bool transposed = trans == 'T' || trans == 't' || trans == 'C' || trans == 'c';
-    if (!transposed && trans != 'N' && trans != 'n')
-        contract_error("solve", std::string("trans '") + trans + "' is not N, T or C");
     if (n < 0 || nrhs < 0 || n > rows_ || n > local_cols_)
         contract_error("solve", "n = " + std::to_string(n) + " needs all of an n x n matrix; "
                                 "the storage is " + std::to_string(rows_) + " x " +
                                 std::to_string(local_cols_));
+    // The factors may still be arriving on the other queues; the solve runs on compute.
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream(Queue::transfer)));
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream(Queue::copy)));
+    solve_with_factors(storage_.floats(), ld_, false, trans, n, nrhs, ipiv, b, ldb);
+}
+
+void CudaDevice::solve_column_major(char trans, int64_t n, int64_t nrhs, const float* a,
+                                    int64_t lda, const int* ipiv, float* b, int64_t ldb) {
+    DeviceGuard guard(ordinal_);
+    if (n > 0 && (a == nullptr || lda < n)) contract_error("solve_column_major", "a null or lda < n");
+    solve_with_factors(a, lda, true, trans, n, nrhs, ipiv, b, ldb);
+}
+
+void CudaDevice::solve_kept_factors(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
+                                    int64_t ldb) {
+    DeviceGuard guard(ordinal_);
+    if (n != kept_rows_ || n != kept_cols_)
+        contract_error("solve_kept_factors", "no " + std::to_string(n) + " x " +
+                                                 std::to_string(n) + " factors are kept");
+    solve_with_factors(host_matrix_.floats(), n, true, trans, n, nrhs, ipiv, b, ldb);
+}
+
+// With column-major factors F (as sgetrf leaves them: L unit lower, U upper)
+// and P A = L U:
+//   'N':  X = U^-1 L^-1 (P B)      -> gather rows, trsm(Lower, N, Unit), trsm(Upper, N, NonUnit)
+//   'T':  X = P^T L^-T U^-T B      -> trsm(Upper, T, NonUnit), trsm(Lower, T, Unit), scatter rows
+// (row-major factors read as F^T: the header's table). cuBLAS alone: a
+// process whose first GPU call solves never loads cuSOLVER, whose first
+// handle cost about 200 ms on an H100.
+void CudaDevice::solve_with_factors(const float* factors, int64_t ld, bool column_major, char trans,
+                                    int64_t n, int64_t nrhs, const int* ipiv, float* b,
+                                    int64_t ldb) {
+    const bool transposed = trans == 'T' || trans == 't' || trans == 'C' || trans == 'c';
+    if (!transposed && trans != 'N' && trans != 'n')
+        contract_error("solve", std::string("trans '") + trans + "' is not N, T or C");
+    if (n < 0 || nrhs < 0) contract_error("solve", "n or nrhs negative");
     if (n == 0 || nrhs == 0) return;
     if (ipiv == nullptr || b == nullptr || ldb < n)
         contract_error("solve", "ipiv or b null, or ldb " + std::to_string(ldb) + " < n");
     const std::vector<int> perm = permutation_of(n, ipiv, name_);
-
-    // The factors may still be arriving on the other queues; the solve runs on compute.
     const cudaStream_t s = stream(Queue::compute);
-    TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream(Queue::transfer)));
-    TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream(Queue::copy)));
 
     // Right-hand sides go in column chunks of two n x chunk buffers (in and out
-    // of the permutation), each at most a quarter of free memory and 1 GiB.
+    // of the permutation), each at most a quarter of free memory and 1 GiB;
+    // kept between calls, as the other buffers are.
     const int64_t budget = std::clamp<int64_t>(free_bytes() / 4, int64_t(64) << 20,
                                                int64_t(1) << 30) / int64_t(sizeof(float));
     const int64_t chunk = std::clamp<int64_t>(budget / n, 1, nrhs);
-    DeviceBuffer perm_d(sizeof(int) * n, "solve's row permutation");
-    DeviceBuffer x0(sizeof(float) * n * chunk, "solve's right-hand sides");
-    DeviceBuffer x1(sizeof(float) * n * chunk, "solve's permuted right-hand sides");
-    TANDEM_CUDA_CHECK(cudaMemcpyAsync(perm_d.ints(), perm.data(), sizeof(int) * n,
+    const size_t rhs_bytes = sizeof(float) * static_cast<size_t>(n * chunk);
+    for (DeviceBuffer& buffer : solve_rhs_)
+        if (buffer.bytes() < rhs_bytes) {
+            buffer.reset();
+            buffer = DeviceBuffer(rhs_bytes, "solve's right-hand sides");
+        }
+    if (solve_perm_.bytes() < sizeof(int) * static_cast<size_t>(n)) {
+        solve_perm_.reset();
+        solve_perm_ = DeviceBuffer(sizeof(int) * static_cast<size_t>(n), "solve's row permutation");
+    }
+    float* const x0 = solve_rhs_[0].floats();
+    float* const x1 = solve_rhs_[1].floats();
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(solve_perm_.ints(), perm.data(), sizeof(int) * n,
                                       cudaMemcpyHostToDevice, s));
 
     const cublasHandle_t h = blas(Queue::compute).handle;
     const float one = 1.0f;
-    const float* factors = storage_.floats();
-    const int n_i = blas_int(n, "n"), ld_i = blas_int(ld_, "ld");
+    const int n_i = blas_int(n, "n"), ld_i = blas_int(ld, "ld");
+    // The two triangles as cuBLAS sees the factors: L first, then U.
+    const cublasFillMode_t l_fill = column_major ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+    const cublasFillMode_t u_fill = column_major ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+    // op(F) for L^-1 and U^-1 ('N'), L^-T and U^-T ('T').
+    const cublasOperation_t op =
+        (column_major != transposed) ? CUBLAS_OP_N : CUBLAS_OP_T;
+    auto solve_l = [&](float* x, int cols_i) {
+        TANDEM_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, l_fill, op, CUBLAS_DIAG_UNIT, n_i,
+                                        cols_i, &one, factors, ld_i, x, n_i));
+    };
+    auto solve_u = [&](float* x, int cols_i) {
+        TANDEM_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, u_fill, op, CUBLAS_DIAG_NON_UNIT, n_i,
+                                        cols_i, &one, factors, ld_i, x, n_i));
+    };
     for (int64_t j = 0; j < nrhs; j += chunk) {
         const int64_t cols = std::min(chunk, nrhs - j);
         const int cols_i = blas_int(cols, "nrhs");
-        TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(x0.floats(), sizeof(float) * n, b + j * ldb,
+        TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(x0, sizeof(float) * n, b + j * ldb,
                                             sizeof(float) * ldb, sizeof(float) * n, cols,
-                                            cudaMemcpyHostToDevice, s));
+                                            cudaMemcpyDefault, s));
         if (!transposed) {
-            permute_rows(x0.floats(), n, x1.floats(), n, n, cols, perm_d.ints(), false, s);
-            TANDEM_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER,
-                                            CUBLAS_OP_T, CUBLAS_DIAG_UNIT, n_i, cols_i, &one,
-                                            factors, ld_i, x1.floats(), n_i));
-            TANDEM_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER,
-                                            CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, n_i, cols_i,
-                                            &one, factors, ld_i, x1.floats(), n_i));
+            permute_rows(x0, n, x1, n, n, cols, solve_perm_.ints(), false, s);
+            solve_l(x1, cols_i);
+            solve_u(x1, cols_i);
         } else {
-            TANDEM_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER,
-                                            CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n_i, cols_i,
-                                            &one, factors, ld_i, x0.floats(), n_i));
-            TANDEM_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER,
-                                            CUBLAS_OP_N, CUBLAS_DIAG_UNIT, n_i, cols_i, &one,
-                                            factors, ld_i, x0.floats(), n_i));
-            permute_rows(x0.floats(), n, x1.floats(), n, n, cols, perm_d.ints(), true, s);
+            solve_u(x0, cols_i);
+            solve_l(x0, cols_i);
+            permute_rows(x0, n, x1, n, n, cols, solve_perm_.ints(), true, s);
         }
-        TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(b + j * ldb, sizeof(float) * ldb, x1.floats(),
+        TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(b + j * ldb, sizeof(float) * ldb, x1,
                                             sizeof(float) * n, sizeof(float) * n, cols,
-                                            cudaMemcpyDeviceToHost, s));
+                                            cudaMemcpyDefault, s));
     }
     TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
 }
