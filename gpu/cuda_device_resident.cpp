@@ -88,8 +88,12 @@ int CudaDevice::factor_host_column_major(int64_t m, int64_t n, float* a, int64_t
         copy_columns_to_host(d_a, m, m, n, a, lda, buffers, s);
         TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
     } catch (const Error& e) {
-        throw Error(e.code(), std::string(e.what()) +
-                                  " (the factors were being copied into A: A is partially overwritten)");
+        // Never an out-of-memory code: that would let the caller fall back to
+        // the CPU, which would factor the half-written A.
+        const int code = e.code() == TANDEM_ERROR_OUT_OF_MEMORY ? TANDEM_ERROR_DEVICE : e.code();
+        throw Error(code, std::string(e.what()) +
+                              " (the factors were being copied into A: A is partially overwritten; "
+                              "ipiv holds the pivots)");
     }
     kept_rows_ = m;
     kept_cols_ = n;

@@ -95,7 +95,8 @@ void CudaDevice::solve_with_factors(const float* factors, int64_t ld, bool colum
 
     // Right-hand sides go in column chunks of two n x chunk buffers (in and out
     // of the permutation), each at most a quarter of free memory and 1 GiB;
-    // kept between calls, as the other buffers are.
+    // kept between calls up to kKeptSolveBytes each, so that small solves cost
+    // no cudaMalloc and large ones leave no gigabytes behind.
     const int64_t budget = std::clamp<int64_t>(free_bytes() / 4, int64_t(64) << 20,
                                                int64_t(1) << 30) / int64_t(sizeof(float));
     const int64_t chunk = std::clamp<int64_t>(budget / n, 1, nrhs);
@@ -151,6 +152,9 @@ void CudaDevice::solve_with_factors(const float* factors, int64_t ld, bool colum
                                             cudaMemcpyDefault, s));
     }
     TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
+    constexpr size_t kKeptSolveBytes = size_t(64) << 20;
+    if (rhs_bytes > kKeptSolveBytes)
+        for (DeviceBuffer& buffer : solve_rhs_) buffer.reset();
 }
 
 }  // namespace tandem::gpu

@@ -25,11 +25,10 @@ int64_t chunk_columns(int64_t capacity, int64_t rows) {
 }
 
 // Columns per chunk of a copy through the bounce buffers: a quarter of the
-// block, so that the host's copy of one chunk overlaps the copy engine's move
-// of the next even for a block that one buffer would hold whole (a piece of
-// the factors gathered in one chunk moved at 17 GB/s: the copy engine and the
-// host took turns); at least 4 MiB (each chunk costs a few launches), at
-// most a bounce buffer.
+// block, so that the host's copy of one chunk can overlap the copy engine's
+// move of the next even for a block that one buffer would hold whole (in one
+// chunk the two take turns); at least 4 MiB (each chunk costs a few
+// launches and waits), at most a bounce buffer.
 int64_t bounce_chunk_columns(int64_t rows, int64_t cols, int64_t capacity) {
     constexpr int64_t kMinChunkFloats = int64_t(1) << 20;
     const int64_t most = chunk_columns(std::min(capacity, BounceBuffers::kCapacity), rows);

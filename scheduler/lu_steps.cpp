@@ -79,7 +79,8 @@ int LuSteps::run() {
             for (int j = 0; j < plan_.panel_width(0); ++j)
                 std::memcpy(panel_buffers_[0].data() + j * ldp_, a_ + j * lda_,
                             sizeof(float) * m_);
-        // The look-ahead's block arrives while the first panel is factored.
+        // The look-ahead's block: on its way while a device factors the first
+        // panel (a CPU panel waits for the host's part of the copy).
         stream_.ensure_live(2, 0, -1);
     }
     for (int64_t k = 0; k < plan_.steps(); ++k) {

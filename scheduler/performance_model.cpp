@@ -164,8 +164,13 @@ int64_t PerformanceModel::cpu_crossover_n() const {
     for (const WholeTiming& s : device_calls)
         device.emplace_back(std::log(double(s.n)), std::log(s.seconds));
     if (cpu.empty() || device.empty()) return 0;
-    std::sort(cpu.begin(), cpu.end());
-    std::sort(device.begin(), device.end());
+    // Sorted, one sample a size (a repeated size would make a zero-length segment).
+    for (auto* curve : {&cpu, &device}) {
+        std::sort(curve->begin(), curve->end());
+        curve->erase(std::unique(curve->begin(), curve->end(),
+                                 [](const auto& a, const auto& b) { return a.first == b.first; }),
+                     curve->end());
+    }
     const double lo = std::max(cpu.front().first, device.front().first);
     const double hi = std::min(cpu.back().first, device.back().first);
     if (lo > hi) return 0;
@@ -178,8 +183,9 @@ int64_t PerformanceModel::cpu_crossover_n() const {
         if (interpolate(cpu, x, 0.0, 4.0) < interpolate(device, x, 0.0, 4.0))
             crossover = static_cast<int64_t>(std::ceil(std::exp(x))) + 1;
     }
-    // The CPU won at the largest size measured for both: it is taken up to there.
-    return std::min(crossover, static_cast<int64_t>(std::llround(std::exp(hi))));
+    // The CPU won at the largest size measured for both: it is taken up to
+    // there, that size included.
+    return std::min(crossover, static_cast<int64_t>(std::llround(std::exp(hi))) + 1);
 }
 
 double PerformanceModel::transfer_seconds(double bytes) const {

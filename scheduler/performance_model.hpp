@@ -72,10 +72,10 @@ struct PerformanceModel {
     double device_whole_seconds(int64_t n) const;
 
     // The size from which the device's call is faster than LAPACK's on the
-    // CPU (log-log between the measured sizes; beyond the largest measured
-    // one the device's advantage is taken to hold): the automatic backend
-    // factors matrices of fewer flops than an n x n one on the CPU. 0 when the
-    // calls were not measured or the device wins at every measured size.
+    // CPU (log-log between the sizes measured for both; beyond the largest the
+    // device's advantage is taken to hold): the automatic backend factors
+    // matrices of fewer flops than an n x n one on the CPU. 0 when the calls
+    // were not measured or the device wins at every measured size.
     int64_t cpu_crossover_n() const;
 
     // Whether every table has samples and every figure is positive and finite.

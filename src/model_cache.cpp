@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <vector>
@@ -41,9 +40,12 @@ const char* method_name(PanelMethod method) {
 }
 
 std::mutex memo_mutex;
-// The cpu_crossover_n() of the model consulted last, -1 before any: read
-// without the lock by every automatic call.
-std::atomic<int64_t> crossover_memo{-1};
+// The crossovers known in this process, by configuration (crossover_mutex).
+std::mutex crossover_mutex;
+std::map<CrossoverKey, int64_t>& crossovers() {
+    static std::map<CrossoverKey, int64_t> known;
+    return known;
+}
 std::map<std::string, PerformanceModel>& memo() {
     static std::map<std::string, PerformanceModel> models;
     return models;
@@ -135,10 +137,7 @@ ModelSource machine_model(Device& device, PanelMethod method, const std::string&
     const std::lock_guard<std::mutex> lock(memo_mutex);
     if (!recalibrate) {
         const auto found = memo().find(fingerprint);
-        if (found != memo().end()) {
-            crossover_memo = found->second.cpu_crossover_n();
-            return {found->second, "memory"};
-        }
+        if (found != memo().end()) return {found->second, "memory"};
     }
     const std::string path = cache_dir.empty() ? "" : model_cache_path(cache_dir, fingerprint);
     std::string why = "recalibration asked for";
@@ -149,7 +148,6 @@ ModelSource machine_model(Device& device, PanelMethod method, const std::string&
             if (model && model->fingerprint == fingerprint) {
                 memo()[fingerprint] = *model;
                 plans().clear();
-                crossover_memo = model->cpu_crossover_n();
                 return {*model, "file " + path};
             }
             why = path + " is malformed or for another machine";
@@ -167,7 +165,6 @@ ModelSource machine_model(Device& device, PanelMethod method, const std::string&
     }
     memo()[fingerprint] = model;
     plans().clear();  // made from the model this one replaces
-    crossover_memo = model.cpu_crossover_n();
     return {model, origin};
 }
 
@@ -185,11 +182,23 @@ StepPlan machine_plan(const PerformanceModel& model, const StepPlanRequest& requ
     return plan;
 }
 
-int64_t known_cpu_crossover() { return crossover_memo.load(); }
+int64_t known_cpu_crossover(const CrossoverKey& key) {
+    const std::lock_guard<std::mutex> lock(crossover_mutex);
+    const auto found = crossovers().find(key);
+    return found == crossovers().end() ? -1 : found->second;
+}
+
+void remember_cpu_crossover(const CrossoverKey& key, int64_t n) {
+    const std::lock_guard<std::mutex> lock(crossover_mutex);
+    crossovers()[key] = n;
+}
 
 void forget_machine_models() {
+    {
+        const std::lock_guard<std::mutex> lock(crossover_mutex);
+        crossovers().clear();
+    }
     const std::lock_guard<std::mutex> lock(memo_mutex);
-    crossover_memo = -1;
     memo().clear();
     plans().clear();
 }

@@ -7,6 +7,7 @@
 #ifndef TANDEM_SRC_MODEL_CACHE_HPP
 #define TANDEM_SRC_MODEL_CACHE_HPP
 
+#include <array>
 #include <string>
 
 #include "scheduler/calibration.hpp"
@@ -42,9 +43,14 @@ ModelSource machine_model(Device& device, PanelMethod method, const std::string&
 // once (a plan takes about 1 ms at n = 32768). Forgotten with the models.
 StepPlan machine_plan(const PerformanceModel& model, const StepPlanRequest& request);
 
-// PerformanceModel::cpu_crossover_n() of the model machine_model returned
-// last in this process, or -1 before it has returned one.
-int64_t known_cpu_crossover();
+// What a GPU model depends on besides the machine: the first GPU's ordinal
+// and the Options that change its calls (CPU panel, device panel, SGEMM).
+using CrossoverKey = std::array<int, 4>;
+// PerformanceModel::cpu_crossover_n() as remembered for `key` in this
+// process (remember_cpu_crossover), or -1: the automatic backend's choice
+// without a device or a model at hand.
+int64_t known_cpu_crossover(const CrossoverKey& key);
+void remember_cpu_crossover(const CrossoverKey& key, int64_t n);
 
 // Forgets the models and plans kept in this process (the files stay): the
 // next call reads its file again. Part of tandem::release_resources().

@@ -95,18 +95,50 @@ HybridSettings Solver::hybrid_settings(int64_t m, int64_t n, const std::vector<D
 }
 
 int64_t Solver::cpu_crossover() {
-    const int64_t known = known_cpu_crossover();
-    if (known >= 0) return known;
-    if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
     const PanelMethod method =
         options_.panel == PanelMethod::lapack ? PanelMethod::lapack : PanelMethod::recursive;
-    return machine_model(*lease_->devices()[0], method, choice_.cache_dir, false, {}, true)
-        .model.cpu_crossover_n();
+    const CrossoverKey key = {choice_.first_device, static_cast<int>(method),
+                              static_cast<int>(choice_.device_panel), static_cast<int>(choice_.gemm)};
+    const int64_t known = known_cpu_crossover(key);
+    if (known >= 0) return known;
+    if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
+    const int64_t crossover =
+        machine_model(*lease_->devices()[0], method, choice_.cache_dir, false, {}, true)
+            .model.cpu_crossover_n();
+    remember_cpu_crossover(key, crossover);
+    return crossover;
+}
+
+namespace {
+
+// An m x n LU of fewer flops than a square one of order `crossover` (the
+// calls were timed on square matrices).
+bool below_crossover(int64_t m, int64_t n, int64_t crossover) {
+    return std::cbrt(1.5 * getrf_flops(m, n)) < double(crossover);
+}
+
+std::string crossover_text(int64_t crossover) {
+    return "n = " + std::to_string(crossover) + ", where LAPACK's and the GPU's calls measured as fast";
+}
+
+}  // namespace
+
+bool Solver::automatic_may_take_cpu() const {
+    // Options that fix the plan (placement and panel width) ask for the
+    // hybrid algorithm: such a call never consults the model.
+    const bool plan_fixed = options_.placement != PanelPlacement::automatic && options_.block_size > 0;
+    return choice_.backend == Backend::gpu && !choice_.explicit_request && !plan_fixed;
 }
 
 std::string Solver::describe_plan(int64_t m, int64_t n) {
     if (choice_.backend == Backend::cpu || m == 0 || n == 0)
         return std::string("backend cpu: ") + lapack_name() + " sgetrf\n";
+    if (automatic_may_take_cpu()) {
+        const int64_t crossover = cpu_crossover();
+        if (below_crossover(m, n, crossover))
+            return std::string("backend cpu: ") + lapack_name() + " sgetrf (automatic: below " +
+                   crossover_text(crossover) + ")\n";
+    }
     if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
     const std::vector<Device*>& devices = lease_->devices();
     std::string plan;
@@ -139,22 +171,19 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
         return factor_on_cpu(m, n, a, lda, ipiv, report);
 
     try {
-        if (choice_.backend == Backend::gpu && !choice_.explicit_request) {
+        if (automatic_may_take_cpu()) {
             // The automatic backend: LAPACK on the CPU for matrices too small
             // for a GPU call to pay, from the calls timed at calibration.
             const int64_t crossover = cpu_crossover();
-            const double size = std::cbrt(1.5 * getrf_flops(m, n));  // n of a square LU of as many flops
-            const std::string why = "n = " + std::to_string(crossover) +
-                                    ", where LAPACK's and the GPU's calls measured as fast";
-            if (size < double(crossover)) {
+            if (below_crossover(m, n, crossover)) {
                 lease_.reset();  // the GPUs are not needed: other callers may have them
                 factored_on_cpu_ = true;
                 const int info = factor_on_cpu(m, n, a, lda, ipiv, report);
-                report.message = "automatic: the CPU, below " + why;
+                report.message = "automatic: the CPU, below " + crossover_text(crossover);
                 return info;
             }
             report.message = "automatic: the GPU" +
-                             (crossover > 0 ? ", from " + why : std::string());
+                             (crossover > 0 ? ", from " + crossover_text(crossover) : std::string());
         }
         try {
             if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);

@@ -1,16 +1,22 @@
 // sgetrf and sgesv on HOST memory when the plan is one device panel over the
 // whole matrix (the matrix copied column-major to the GPU, factored there and
 // copied back, the factors kept for the solve), from pageable and from pinned
-// memory; and the automatic backend's choice between LAPACK and the GPU for
-// small and large matrices. Skips without a usable GPU.
+// memory; and the automatic backend's choice between LAPACK and the GPU, from a
+// model whose timed calls put the crossover at a known size. Skips without a
+// usable GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "gpu/cuda_backend.hpp"
+#include "scheduler/performance_model.hpp"
+#include "src/model_cache.hpp"
 #include "lapack_oracle.hpp"
 #include "tandem/tandem.hpp"
 #include "test_support.hpp"
@@ -53,10 +59,12 @@ TEST_F(GpuHostOnePanel, FactorsPageableAndPinnedMatricesAsLapack) {
         int m, n;
         bool pinned;
     };
-    // 1000 x 1000 goes through the pinned bounce buffers (pageable); 60 x 40
-    // and 40 x 60 in one copy each way.
-    const Case cases[] = {{1000, 1000, false}, {1000, 1000, true}, {60, 40, false},
-                          {40, 60, true},      {700, 700, false}};
+    // Pageable blocks of 256 KiB and more go through the pinned bounce
+    // buffers; 60 x 40 and 40 x 60 in one copy each way.
+    // 1000 x 1000 and 700 x 700 through the bounce buffers in one chunk each
+    // way; 2100 x 2100 in four, alternating between the two buffers.
+    const Case cases[] = {{1000, 1000, false}, {1000, 1000, true},  {60, 40, false},
+                          {40, 60, true},      {700, 700, false},   {2100, 2100, false}};
     for (const Case& c : cases) {
         const uint64_t seed = test_seed();
         SCOPED_TRACE("m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) +
@@ -121,21 +129,53 @@ TEST_F(GpuHostOnePanel, SolvesWithTheFactorsKeptOnTheGpu) {
     }
 }
 
-TEST_F(GpuHostOnePanel, AutomaticBackendTakesTheCpuForTinyAndTheGpuForLargeMatrices) {
+// A complete model for this GPU whose timed calls put the crossover near
+// n = 1120, whatever this machine would measure: LAPACK 1 ms up to n = 1000
+// and 100 ms at 2000, the GPU 2 ms and 3 ms (log-log between them).
+void write_model_with_crossover(const std::string& dir) {
+    std::unique_ptr<Device> device = gpu::make_cuda_device(0);
+    gpu::set_gemm_policy(*device, GemmKernel::automatic, dir);
+    gpu::set_panel_method(*device, DevicePanelMethod::automatic);
+    PerformanceModel m;
+    m.fingerprint = detail::machine_fingerprint(*device, PanelMethod::recursive);
+    for (int64_t rows : {1024, 16384})
+        for (int width : {128, 512}) {
+            m.cpu_panels.push_back({rows, width, 1e-2});
+            m.device_panels.push_back({rows, width, 1e-3});
+        }
+    for (int64_t size : {2048, 16384})
+        for (int width : {128, 512}) m.updates.push_back({size, width, 2.0 * size * size * width / 3e13});
+    m.device_whole = {{128, 2e-4}, {8192, 4e-2}};
+    m.cpu_calls = {{16, 1e-3}, {1000, 1e-3}, {2000, 1e-1}};
+    m.device_calls = {{16, 2e-3}, {1000, 2e-3}, {2000, 3e-3}};
+    m.transfer_bytes_per_second = 5e10;
+    m.host_copy_bytes_per_second = 3e10;
+    m.device_panel_interference = 0.5;
+    std::filesystem::create_directories(dir);
+    std::ofstream(detail::model_cache_path(dir, m.fingerprint)) << m.serialize();
+}
+
+TEST_F(GpuHostOnePanel, AutomaticBackendTakesTheCpuBelowTheMeasuredCrossover) {
+    const std::string dir =
+        (std::filesystem::temp_directory_path() / ("tandem-crossover-" + std::to_string(test_seed())))
+            .string();
+    release_resources();  // no model or crossover of this process's earlier calls
+    write_model_with_crossover(dir);
+    Options options;
+    options.cache_dir = dir;
     struct Case {
         int n;
         Backend expected;
     };
-    // LAPACK factors 16 x 16 in microseconds, a GPU call costs tens of them;
-    // at 4096 the GPU is many times faster than the CPU.
-    for (const Case c : {Case{16, Backend::cpu}, Case{4096, Backend::gpu}}) {
+    for (const Case c : {Case{16, Backend::cpu}, Case{900, Backend::cpu}, Case{1300, Backend::gpu},
+                         Case{1500, Backend::gpu}}) {
         SCOPED_TRACE("n=" + std::to_string(c.n));
         const std::vector<float> a = make_matrix(c.n, c.n, c.n, MatrixKind::random, test_seed());
         const std::vector<float> b = make_matrix(c.n, 1, c.n, MatrixKind::random, test_seed());
         std::vector<float> lu = a, x = b;
         std::vector<int> ipiv(static_cast<size_t>(c.n));
         Report report;
-        ASSERT_EQ(sgesv(c.n, 1, lu.data(), c.n, ipiv.data(), x.data(), c.n, Options{}, &report), 0);
+        ASSERT_EQ(sgesv(c.n, 1, lu.data(), c.n, ipiv.data(), x.data(), c.n, options, &report), 0);
         EXPECT_EQ(report.backend, c.expected) << report.message;
         EXPECT_NE(report.message.find(c.expected == Backend::cpu ? "automatic: the CPU"
                                                                   : "automatic: the GPU"),
@@ -144,6 +184,9 @@ TEST_F(GpuHostOnePanel, AutomaticBackendTakesTheCpuForTinyAndTheGpuForLargeMatri
         EXPECT_LT(solve_residual(c.n, 1, a.data(), c.n, x.data(), c.n, b.data(), c.n),
                   kResidualBound);
     }
+    EXPECT_NE(describe_plan(16, 16, options).find("backend cpu"), std::string::npos);
+    release_resources();  // later tests measure this machine's own model
+    std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -113,7 +113,22 @@ TEST(PerformanceModel, CpuCrossoverWhereTheMeasuredCallsMeet) {
     EXPECT_EQ(device_everywhere.cpu_crossover_n(), 0);
     PerformanceModel cpu_everywhere = m;  // the CPU up to the largest size measured
     for (WholeTiming& t : cpu_everywhere.device_calls) t.seconds = 1.0;
-    EXPECT_EQ(cpu_everywhere.cpu_crossover_n(), 256);
+    EXPECT_EQ(cpu_everywhere.cpu_crossover_n(), 257);  // 256 itself on the CPU
+
+    PerformanceModel repeated = m;  // a size measured twice counts once
+    repeated.cpu_calls.push_back({64, 1e-6 * std::pow(4.0, 3.0)});
+    repeated.device_calls.push_back({64, 1e-4});
+    EXPECT_EQ(repeated.cpu_crossover_n(), m.cpu_crossover_n());
+    PerformanceModel apart = m;  // no size measured for both: nothing known
+    apart.cpu_calls = {{16, 1e-6}, {32, 8e-6}};
+    apart.device_calls = {{64, 1e-4}, {128, 1e-4}};
+    EXPECT_EQ(apart.cpu_crossover_n(), 0);
+    PerformanceModel single = m;  // one size each: the CPU up to it, if it won there
+    single.cpu_calls = {{64, 1e-5}};
+    single.device_calls = {{64, 1e-4}};
+    EXPECT_EQ(single.cpu_crossover_n(), 65);
+    single.device_calls = {{64, 1e-6}};
+    EXPECT_EQ(single.cpu_crossover_n(), 0);
 }
 
 TEST(StepPlanner, TakesASmallMatrixWholeWhenItsMeasuredTimeBeatsTheSteps) {
