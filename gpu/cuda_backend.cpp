@@ -30,7 +30,22 @@ const Visible& visible() {
         if (status != cudaSuccess) {
             (void)cudaGetLastError();  // do not leave the failure for a later launch check
             v.devices = 0;
-            v.why_not = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(status);
+            // CUDA says "driver version is insufficient" also when there is no
+            // driver at all (version 0): say which.
+            int driver = 0, runtime = 0;
+            (void)cudaDriverGetVersion(&driver);
+            (void)cudaRuntimeGetVersion(&runtime);
+            (void)cudaGetLastError();
+            const auto version = [](int v) {
+                return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+            };
+            if (status == cudaErrorInsufficientDriver && driver == 0)
+                v.why_not = "no NVIDIA driver is installed, so no GPU can be used";
+            else if (status == cudaErrorInsufficientDriver)
+                v.why_not = "the NVIDIA driver supports CUDA " + version(driver) +
+                            ", older than this build's CUDA runtime " + version(runtime);
+            else
+                v.why_not = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(status);
             return v;
         }
         if (v.devices == 0) v.why_not = "cudaGetDeviceCount found no CUDA device";

@@ -2,6 +2,7 @@
 
 #include "src/model_cache.hpp"
 
+#include <cctype>
 #include <cstdlib>
 #include <string>
 
@@ -17,11 +18,16 @@ namespace {
     throw Error(TANDEM_ERROR_BACKEND_UNAVAILABLE, "tandem: " + what);
 }
 
-// TANDEM_BACKEND: cpu | gpu | host | host:N. Unset or empty: no override.
+// TANDEM_BACKEND: auto | cpu | gpu | host | host:N, in any case, spaces
+// anywhere ignored. Unset, empty or auto: no override.
 bool parse_environment(Backend* backend, int* devices) {
     const char* env = std::getenv("TANDEM_BACKEND");
-    if (env == nullptr || *env == '\0') return false;
-    const std::string value(env);
+    if (env == nullptr) return false;
+    std::string value;
+    for (const char* c = env; *c != '\0'; ++c)
+        if (!std::isspace(static_cast<unsigned char>(*c)))
+            value += static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
+    if (value.empty() || value == "auto" || value == "automatic") return false;
     if (value == "cpu") *backend = Backend::cpu;
     else if (value == "gpu") *backend = Backend::gpu;
     else if (value == "host") *backend = Backend::host;
@@ -29,11 +35,11 @@ bool parse_environment(Backend* backend, int* devices) {
         char* end = nullptr;
         const long count = std::strtol(value.c_str() + 5, &end, 10);
         if (end == value.c_str() + 5 || *end != '\0' || count < 1 || count > 64)
-            unavailable("TANDEM_BACKEND='" + value + "': N in host:N must be 1..64");
+            unavailable("TANDEM_BACKEND='" + std::string(env) + "': N in host:N must be 1..64");
         *backend = Backend::host;
         *devices = static_cast<int>(count);
     } else {
-        unavailable("TANDEM_BACKEND='" + value + "' is not one of cpu, gpu, host, host:N");
+        unavailable("TANDEM_BACKEND='" + std::string(env) + "' is not one of auto, cpu, gpu, host, host:N");
     }
     return true;
 }

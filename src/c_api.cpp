@@ -8,13 +8,26 @@
 
 namespace {
 
+// The C++ entry point's message for a bad argument ("sgesv: argument 4 (...)
+// is invalid") in the C function's words: its name and its argument number.
+void name_c_argument(const char* routine, int cpp_position, int shift) {
+    const std::string text = tandem::detail::last_error();
+    const std::string argument = ": argument " + std::to_string(cpp_position) + " ";
+    const size_t at = text.find(argument);
+    tandem::detail::set_last_error(
+        std::string(routine) + ": argument " + std::to_string(cpp_position + shift) + " " +
+        (at == std::string::npos ? text : text.substr(at + argument.size())));
+}
+
 // Runs a C++ entry point; maps its exceptions. `shift` is added to a negative
 // info: the C signature's arguments before the C++ one's.
 template <class Call>
 int guarded_call(const char* routine, const tandem::Options& options, int shift, Call&& call) {
     try {
         const int info = call(options);
-        return info < 0 ? info - shift : info;
+        if (info >= 0) return info;
+        name_c_argument(routine, -info, shift);
+        return info - shift;
     } catch (const tandem::Error& e) {
         tandem::detail::set_last_error(e.what());
         return e.code();

@@ -1,5 +1,5 @@
 // Where a call runs: Backend::gpu without a GPU is a clear run-time error that
-// leaves the arrays untouched, and TANDEM_BACKEND (cpu, gpu, host, host:N)
+// leaves the arrays untouched, and TANDEM_BACKEND (auto, cpu, gpu, host, host:N)
 // steers Backend::automatic only, as src/backend.cpp documents.
 #include <gtest/gtest.h>
 
@@ -90,7 +90,23 @@ TEST(ApiBackendChoice, EnvironmentSteersAutomaticOnly) {
         EXPECT_LT(factorization_residual(n, n, a.data(), n, lu.data(), n, ipiv.data()),
                   kResidualBound);
     }
-    for (const char* junk : {"junk", "host:0", "host:x", "CPU"}) {
+    // Any case, spaces anywhere, and auto (no override) as tandem-bench spells it.
+    for (const char* spelled : {"CPU", " cpu", "Cpu ", " c p u "}) {
+        SCOPED_TRACE(spelled);
+        ScopedBackendVariable env(spelled);
+        EXPECT_EQ(resolve_backend(automatic), Backend::cpu);
+    }
+    for (const char* spelled : {"host: 2", " HOST:2 "}) {
+        SCOPED_TRACE(spelled);
+        ScopedBackendVariable env(spelled);
+        EXPECT_EQ(resolve_backend(automatic), Backend::host);
+    }
+    for (const char* spelled : {"auto", " AUTO ", "automatic", "   "}) {
+        SCOPED_TRACE(spelled);
+        ScopedBackendVariable env(spelled);
+        EXPECT_EQ(resolve_backend(automatic), gpu_available() ? Backend::gpu : Backend::cpu);
+    }
+    for (const char* junk : {"junk", "host:0", "host:x", "cpux", "host:65"}) {
         SCOPED_TRACE(junk);
         ScopedBackendVariable env(junk);
         expect_unavailable([&] { resolve_backend(automatic); }, "TANDEM_BACKEND");

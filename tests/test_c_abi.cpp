@@ -1,5 +1,6 @@
 // The C ABI (tandem.h): both layouts, every trans, LAPACKE's argument numbering
-// (layout is argument 1), untouched arrays on error and tandem_last_error().
+// (layout is argument 1) in info and in tandem_last_error()'s text, untouched
+// arrays on error.
 // The C calls use Backend::automatic; where that is the cpu backend (no GPU,
 // TANDEM_BACKEND unset) LAPACKE is an exact oracle, elsewhere the residuals are.
 #include <gtest/gtest.h>
@@ -159,7 +160,10 @@ void expect_rejected(const std::string& what, int expected,
     EXPECT_EQ(first_bit_difference(x.a, before.a), -1);
     EXPECT_EQ(first_bit_difference(x.b, before.b), -1);
     EXPECT_EQ(x.ipiv, before.ipiv);
-    EXPECT_GT(std::strlen(tandem_last_error()), 0u);
+    // The text names the C function and the argument its info names.
+    const std::string text = tandem_last_error();
+    EXPECT_EQ(text.rfind("tandem_", 0), 0u) << text;
+    EXPECT_NE(text.find(": argument " + std::to_string(-expected) + " "), std::string::npos) << text;
 }
 
 TEST(CAbi, BadLayoutIsArgumentOne) {

@@ -33,9 +33,11 @@ namespace tandem {
 enum class Layout : int { row_major = TANDEM_ROW_MAJOR, col_major = TANDEM_COL_MAJOR };
 
 // Where the factorization runs.
-//   automatic: the GPU when one is present and the backend was compiled, else the CPU;
-//              the environment variable TANDEM_BACKEND (cpu, gpu, host, host:N)
-//              overrides it.
+//   automatic: the GPU when one is present and the backend was compiled, except for
+//              matrices below the size where LAPACK's and the GPU's calls measured as
+//              fast on this machine (Report::message says); else the CPU. The
+//              environment variable TANDEM_BACKEND (auto, cpu, gpu, host, host:N; any
+//              case) overrides it.
 //   cpu:       LAPACK (OpenBLAS) on the host, exactly LAPACK's results.
 //   gpu:       the hybrid CPU + GPU algorithm; an error if no GPU can be used.
 //   host:      the hybrid algorithm with emulated devices in host memory: the
