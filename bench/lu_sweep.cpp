@@ -13,6 +13,7 @@
 #include "bench/device_matrix.hpp"
 #include "bench/lu_args.hpp"
 #include "bench/matrix_data.hpp"
+#include "bench/option_parsing.hpp"
 #include "bench/plot.hpp"
 #include "bench/report_table.hpp"
 #include "bench/results.hpp"
@@ -169,6 +170,13 @@ int run_lu_mode(const std::vector<std::string>& raw_args, const std::string& com
     const bool gpu = tandem::gpu_available();
     if (args.matrix_on_gpu && !gpu) {
         std::cerr << "tandem-bench: --matrix gpu needs a usable GPU (tandem::gpu_available() is false)\n";
+        return 2;
+    }
+    std::string path_error;
+    if (!output_writable("--csv", args.csv_path, path_error) ||
+        !output_writable("--plot", args.plot_path, path_error) ||
+        !output_writable("--trace", args.trace_path, path_error)) {
+        std::cerr << "tandem-bench: " << path_error << "\n";
         return 2;
     }
     if (args.sizes.empty()) args.sizes = default_sizes(gpu);

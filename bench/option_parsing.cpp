@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <limits>
 
 namespace tandem_bench {
@@ -110,6 +113,19 @@ bool parse_int_list(const std::string& option, const std::string& text, long lon
 
 bool parse_sizes(const std::string& text, std::vector<int>& sizes, std::string& error) {
     return parse_int_list("--sizes", text, 1, 65536, "a size in 1..65536", "1024,2048", sizes, error);
+}
+
+bool output_writable(const std::string& option, const std::string& path, std::string& error) {
+    if (path.empty()) return true;
+    const bool existed = std::ifstream(path).good();
+    std::ofstream probe(path, std::ios::app);
+    if (!probe) {
+        error = option + ": cannot open " + path + " for writing (" + std::strerror(errno) + ")";
+        return false;
+    }
+    probe.close();
+    if (!existed) std::remove(path.c_str());
+    return true;
 }
 
 }  // namespace tandem_bench

@@ -44,6 +44,11 @@ bool next_option(const std::vector<std::string>& args, std::size_t& i,
 // Whole-string integer in [low, high]; rejects "12abc", "", and overflow.
 bool parse_int(const std::string& text, long long low, long long high, long long& value);
 
+// Whether the file an output option names (`option`, for the message) can be
+// written, checked before a sweep so that a bad path fails at once rather
+// than after minutes of measurements. Leaves no file behind that was not there.
+bool output_writable(const std::string& option, const std::string& path, std::string& error);
+
 // `option`'s value as an integer in [low, high] stored into `out`; otherwise
 // error = "<option>: '<value>' is not <expected>".
 template <class Int>

@@ -1,7 +1,10 @@
 // The C++ entry points: check arguments (LAPACK info), convert row-major input
 // to the column-major form the solver works on, time the call, fill the Report.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "src/checks.hpp"
@@ -14,18 +17,41 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// TANDEM_VERBOSE=1: one line a call on stderr (as MKL_VERBOSE). Read at each
+// call, so a program may turn it on and off; any other value than 0 or 1 is
+// ignored, with one warning for the process.
+bool verbose() {
+    const char* env = std::getenv("TANDEM_VERBOSE");
+    if (env == nullptr || *env == '\0' || std::strcmp(env, "0") == 0) return false;
+    if (std::strcmp(env, "1") == 0) return true;
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true))
+        std::fprintf(stderr, "tandem: TANDEM_VERBOSE='%s' is not 0 or 1; ignored\n", env);
+    return false;
+}
+
 // Report for the call: the caller's, or a local one when the caller passed none.
+// With TANDEM_VERBOSE=1 it also writes the call's line: the routine, its sizes
+// (nrhs < 0: none), info, the backend and why, the time and the rate.
 class CallReport {
 public:
-    explicit CallReport(Report* caller) : report_(caller ? *caller : local_) {
+    CallReport(Report* caller, const char* routine, int m, int n, int nrhs = -1)
+        : report_(caller ? *caller : local_), routine_(routine), m_(m), n_(n), nrhs_(nrhs) {
         report_ = Report{};
     }
+    ~CallReport() {
+        if (!logged_ && verbose())  // left by an exception: the caller gets it
+            log("ended by an error");
+    }
+    CallReport(const CallReport&) = delete;
+    CallReport& operator=(const CallReport&) = delete;
     Report& get() { return report_; }
 
     int rejected(const detail::CheckResult& check) {
         report_.info = check.info;
         report_.message = check.message;
         detail::set_last_error(check.message);
+        if (verbose()) log(check.message.c_str());
         return check.info;
     }
     int finished(int info, double flops) {
@@ -33,12 +59,29 @@ public:
         report_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
         report_.gflops = report_.seconds > 0 ? flops / report_.seconds * 1e-9 : 0.0;
         detail::set_last_error("");
+        if (verbose()) log(report_.message.c_str());
         return info;
     }
 
 private:
+    void log(const char* why) {
+        logged_ = true;
+        char sizes[64];
+        if (nrhs_ >= 0)
+            std::snprintf(sizes, sizeof sizes, "m=%d n=%d nrhs=%d", m_, n_, nrhs_);
+        else
+            std::snprintf(sizes, sizeof sizes, "m=%d n=%d", m_, n_);
+        std::fprintf(stderr, "tandem: %s %s info=%d backend=%s device=\"%s\" %.3f ms %.1f GFLOP/s%s%s\n",
+                     routine_, sizes, report_.info, backend_name(report_.backend),
+                     report_.device.c_str(), 1e3 * report_.seconds, report_.gflops,
+                     *why ? " | " : "", why);
+    }
+
     Report local_;
     Report& report_;
+    const char* routine_;
+    int m_, n_, nrhs_;
+    bool logged_ = false;
     Clock::time_point start_ = Clock::now();
 };
 
@@ -47,7 +90,7 @@ bool row_major(const Options& o) { return o.layout == Layout::row_major; }
 }  // namespace
 
 int sgetrf(int m, int n, float* a, int lda, int* ipiv, const Options& options, Report* report) {
-    CallReport call(report);
+    CallReport call(report, "sgetrf", m, n);
     const detail::CheckResult check = detail::check_getrf(m, n, a, lda, ipiv, options);
     if (check.info != 0) return call.rejected(check);
 
@@ -65,7 +108,7 @@ int sgetrf(int m, int n, float* a, int lda, int* ipiv, const Options& options, R
 
 int sgetrf_gpu(int m, int n, float* d_a, int ldda, int* ipiv, const Options& options,
                Report* report) {
-    CallReport call(report);
+    CallReport call(report, "sgetrf_gpu", m, n);
     const detail::CheckResult check = detail::check_getrf_gpu(m, n, d_a, ldda, ipiv, options);
     if (check.info != 0) return call.rejected(check);
 
@@ -80,7 +123,7 @@ int sgetrf_gpu(int m, int n, float* d_a, int ldda, int* ipiv, const Options& opt
 
 int sgetrs_gpu(char trans, int n, int nrhs, const float* d_a, int ldda, const int* ipiv,
                float* d_b, int lddb, const Options& options, Report* report) {
-    CallReport call(report);
+    CallReport call(report, "sgetrs_gpu", n, n, nrhs);
     const detail::CheckResult check =
         detail::check_getrs_gpu(trans, n, nrhs, d_a, ldda, ipiv, d_b, lddb, options);
     if (check.info != 0) return call.rejected(check);
@@ -97,7 +140,7 @@ int sgetrs_gpu(char trans, int n, int nrhs, const float* d_a, int ldda, const in
 
 int sgesv_gpu(int n, int nrhs, float* d_a, int ldda, int* ipiv, float* d_b, int lddb,
               const Options& options, Report* report) {
-    CallReport call(report);
+    CallReport call(report, "sgesv_gpu", n, n, nrhs);
     const detail::CheckResult check = detail::check_gesv_gpu(n, nrhs, d_a, ldda, ipiv, d_b, lddb, options);
     if (check.info != 0) return call.rejected(check);
 
@@ -115,7 +158,7 @@ int sgesv_gpu(int n, int nrhs, float* d_a, int ldda, int* ipiv, float* d_b, int 
 
 int sgetrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv, float* b,
            int ldb, const Options& options, Report* report) {
-    CallReport call(report);
+    CallReport call(report, "sgetrs", n, n, nrhs);
     const detail::CheckResult check =
         detail::check_getrs(trans, n, nrhs, a, lda, ipiv, b, ldb, options);
     if (check.info != 0) return call.rejected(check);
@@ -136,7 +179,7 @@ int sgetrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv
 
 int sgesv(int n, int nrhs, float* a, int lda, int* ipiv, float* b, int ldb,
           const Options& options, Report* report) {
-    CallReport call(report);
+    CallReport call(report, "sgesv", n, n, nrhs);
     const detail::CheckResult check = detail::check_gesv(n, nrhs, a, lda, ipiv, b, ldb, options);
     if (check.info != 0) return call.rejected(check);
 

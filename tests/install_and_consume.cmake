@@ -2,6 +2,9 @@
 # and runs the separate project in CONSUMER_SOURCE_DIR against it through
 # find_package(tandem): the check that the installed package is usable.
 #
+# With C_CONSUMER_SOURCE (a .c file) it also builds that C program through the
+# installed pkg-config file alone and runs it.
+#
 #   cmake -DTANDEM_BUILD_DIR=... -DCONSUMER_SOURCE_DIR=... -DWORK_DIR=... -P install_and_consume.cmake
 foreach(var TANDEM_BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR)
   if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
@@ -59,3 +62,33 @@ if(DEFINED ENV{LD_LIBRARY_PATH} AND NOT "$ENV{LD_LIBRARY_PATH}" STREQUAL "")
 endif()
 set(ECHO_OUTPUT ON)
 run_step("run consumer" ${CMAKE_COMMAND} -E env "LD_LIBRARY_PATH=${ld_path}" "${executable}")
+
+# A C program built without CMake, through the installed pkg-config file.
+if(DEFINED C_CONSUMER_SOURCE)
+  find_program(PKG_CONFIG pkg-config)
+  find_program(C_COMPILER NAMES cc gcc)
+  if(NOT PKG_CONFIG OR NOT C_COMPILER)
+    message(FATAL_ERROR "pkg-config and a C compiler are needed (tools/setup.sh installs them)")
+  endif()
+  file(GLOB pc_files "${prefix}/lib*/pkgconfig/tandem.pc" "${prefix}/lib/*/pkgconfig/tandem.pc")
+  if(NOT pc_files)
+    message(FATAL_ERROR "tandem.pc was not installed under ${prefix}")
+  endif()
+  list(GET pc_files 0 pc_file)
+  get_filename_component(pc_dir "${pc_file}" DIRECTORY)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env "PKG_CONFIG_PATH=${pc_dir}"
+                          ${PKG_CONFIG} --cflags --libs tandem
+                  RESULT_VARIABLE result OUTPUT_VARIABLE flags OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "pkg-config --cflags --libs tandem failed")
+  endif()
+  message(STATUS "pkg-config: ${flags}")
+  separate_arguments(flag_list UNIX_COMMAND "${flags}")
+  set(c_executable "${WORK_DIR}/tandem_c_consumer")
+  set(ECHO_OUTPUT OFF)
+  run_step("build C consumer" ${C_COMPILER} -std=c99 "${C_CONSUMER_SOURCE}" ${flag_list} -lm
+           -o "${c_executable}")
+  # No LD_LIBRARY_PATH: the RUNPATH from the .pc file must find the library.
+  set(ECHO_OUTPUT ON)
+  run_step("run C consumer" "${c_executable}")
+endif()

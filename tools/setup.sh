@@ -13,6 +13,7 @@ command -v c++ >/dev/null 2>&1 || missing+=(g++)
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v ninja >/dev/null 2>&1 || missing+=(ninja-build)
 command -v git >/dev/null 2>&1 || missing+=(git)
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 compgen -G '/usr/lib/*/libopenblas.so' >/dev/null || compgen -G '/usr/lib/libopenblas.so' >/dev/null ||
   missing+=(libopenblas-dev)
 have_header cblas.h || missing+=(libopenblas-dev)
