@@ -1,11 +1,34 @@
 #include "src/cache_file.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
 
 namespace tandem::detail {
+namespace {
+
+// The last line of every cache file: a reader that does not find it, with the
+// length of what precedes it, has a file cut short (a full disk, a crash).
+constexpr const char* kEndMarker = "end of tandem cache file, bytes ";
+
+std::string end_line(size_t bytes) { return kEndMarker + std::to_string(bytes) + "\n"; }
+
+// A temporary name no other writer uses: two processes (or threads) saving
+// the same file at once each rename their own complete copy.
+std::string temporary_name(const std::string& path) {
+    static std::atomic<unsigned> counter{0};
+    return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+}
+
+}  // namespace
 
 bool write_cache_file(const std::string& path, const std::string& text, std::string& error) {
     namespace fs = std::filesystem;
@@ -17,12 +40,14 @@ bool write_cache_file(const std::string& path, const std::string& text, std::str
             error = "cannot create " + target.parent_path().string() + ": " + ec.message();
             return false;
         }
-        const std::string temporary = path + ".tmp";
+        const std::string temporary = temporary_name(path);
         {
             std::ofstream out(temporary, std::ios::trunc);
-            out << text;
+            out << text << end_line(text.size());
             if (!out.flush()) {
                 error = "cannot write " + temporary;
+                out.close();
+                fs::remove(temporary, ec);
                 return false;
             }
         }
@@ -41,24 +66,53 @@ bool write_cache_file(const std::string& path, const std::string& text, std::str
 
 bool read_cache_file(const std::string& path, size_t max_bytes, std::string& text,
                      std::string& why) {
+    // Opened without blocking and read only if it is a regular file: a FIFO
+    // or a device at the cache's path must not hang the call (or every call
+    // waiting behind its lock).
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        why = "no file " + path;
+        return false;
+    }
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat status {};
+    if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+        why = path + " is not a regular file";
+        return false;
+    }
+    const size_t limit = max_bytes + end_line(max_bytes).size();
+    if (static_cast<size_t>(status.st_size) > limit) {
+        why = path + " is too large to be a tandem cache file";
+        return false;
+    }
     try {
-        std::ifstream in(path, std::ios::binary);
-        if (!in) {
-            why = "no file " + path;
-            return false;
+        text.assign(static_cast<size_t>(status.st_size), '\0');
+        size_t got = 0;
+        while (got < text.size()) {
+            const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            got += static_cast<size_t>(n);
         }
-        text.assign(max_bytes + 1, '\0');
-        in.read(text.data(), static_cast<std::streamsize>(max_bytes + 1));
-        text.resize(static_cast<size_t>(in.gcount()));
-        if (text.size() > max_bytes) {
-            why = path + " is too large to be a tandem cache file";
-            return false;
-        }
-        return true;
+        text.resize(got);
     } catch (const std::exception& e) {  // e.g. bad_alloc
         why = "cannot read " + path + ": " + e.what();
         return false;
     }
+    // The end line, and the length it gives, must be there.
+    const size_t last = text.empty() ? std::string::npos : text.rfind('\n', text.size() - 2);
+    const size_t line_start = last == std::string::npos ? 0 : last + 1;
+    const size_t content = line_start;
+    if (text.empty() || text.back() != '\n' ||
+        text.compare(line_start, text.size() - line_start, end_line(content)) != 0) {
+        why = path + " is cut short or was not written by tandem";
+        return false;
+    }
+    text.resize(content);
+    return true;
 }
 
 std::string file_name_safe(std::string name) {

@@ -1,7 +1,9 @@
 // Small text files in the per-machine cache directory (the SGEMM tuning table,
-// the performance model): written through a temporary file and a rename, so a
-// reader never sees half a file; read with a size limit. Neither throws: a
-// cache must never break a run.
+// the performance model): written through a temporary file of the writer's own
+// and a rename, so a reader never sees half a file, and ended by a line with
+// the content's length, so a file cut short is rejected; read only when a
+// regular file, without blocking, with a size limit. Neither throws: a cache
+// must never break a run.
 #ifndef TANDEM_SRC_CACHE_FILE_HPP
 #define TANDEM_SRC_CACHE_FILE_HPP
 

@@ -2,6 +2,11 @@
 // a deterministic function of the model), the calibration through a host
 // device, and the model cache file.
 #include <gtest/gtest.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <vector>
+#include <thread>
+#include <atomic>
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +19,7 @@
 #include "scheduler/calibration.hpp"
 #include "scheduler/performance_model.hpp"
 #include "scheduler/step_planner.hpp"
+#include "src/cache_file.hpp"
 #include "src/model_cache.hpp"
 
 namespace tandem::test {
@@ -398,13 +404,65 @@ TEST(ModelCache, WritesReadsAndReplacesACorruptFile) {
     const detail::ModelSource again =
         detail::machine_model(*device, PanelMethod::recursive, dir.string(), false, tiny_grid());
     EXPECT_EQ(again.origin.rfind("calibrated", 0), 0u) << again.origin;
-    std::string text;
-    {
-        std::ifstream in(path);
-        text.assign(std::istreambuf_iterator<char>(in), {});
-    }
+    std::string text, why;
+    ASSERT_TRUE(detail::read_cache_file(path, 1 << 20, text, why)) << why;
     EXPECT_TRUE(PerformanceModel::parse(text).has_value());
     detail::forget_machine_models();
+    fs::remove_all(dir);
+}
+
+// A cache file is read back only whole, only from a regular file (never
+// blocking on a FIFO), and writers racing on one path each leave a whole file.
+TEST(CacheFile, RejectsCutShortAndNonRegularFilesAndSurvivesRacingWriters) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() /
+                         ("tandem-cache-file-test-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    const std::string path = (dir / "entry.txt").string();
+    const std::string content = "line one\nline two 1.5e-3\n";
+    std::string error, text, why;
+    ASSERT_TRUE(detail::write_cache_file(path, content, error)) << error;
+    ASSERT_TRUE(detail::read_cache_file(path, 1024, text, why)) << why;
+    EXPECT_EQ(text, content);
+    EXPECT_FALSE(detail::read_cache_file(path, 8, text, why));  // over the size limit
+
+    // Cut inside its content, or inside its end line: rejected.
+    std::string whole;
+    {
+        std::ifstream in(path, std::ios::binary);
+        whole.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    for (size_t keep : {content.size() - 3, whole.size() - 2, size_t(0)}) {
+        std::ofstream(path, std::ios::binary | std::ios::trunc) << whole.substr(0, keep);
+        EXPECT_FALSE(detail::read_cache_file(path, 1024, text, why)) << "kept " << keep;
+    }
+    EXPECT_FALSE(detail::read_cache_file((dir / "missing.txt").string(), 1024, text, why));
+
+    // A FIFO at the path: refused at once (a blocking open would hang here).
+    const std::string fifo = (dir / "fifo.txt").string();
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    EXPECT_FALSE(detail::read_cache_file(fifo, 1024, text, why));
+    EXPECT_NE(why.find("not a regular file"), std::string::npos) << why;
+
+    // Writers racing on one path: every save succeeds, the file is one of them, whole.
+    std::vector<std::thread> writers;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < 8; ++t)
+        writers.emplace_back([&, t] {
+            for (int i = 0; i < 20; ++i) {
+                std::string e;
+                if (!detail::write_cache_file(path, "writer " + std::to_string(t) + "\n", e))
+                    ++failures;
+            }
+        });
+    for (std::thread& w : writers) w.join();
+    EXPECT_EQ(failures.load(), 0);
+    ASSERT_TRUE(detail::read_cache_file(path, 1024, text, why)) << why;
+    EXPECT_EQ(text.rfind("writer ", 0), 0u) << text;
+    size_t leftovers = 0;
+    for (const auto& entry : fs::directory_iterator(dir))
+        leftovers += entry.path().string().find(".tmp.") != std::string::npos;
+    EXPECT_EQ(leftovers, 0u);
     fs::remove_all(dir);
 }
 

@@ -14,3 +14,12 @@ configure_and_build() {
   cmake -S "$TANDEM_ROOT" -B "$TANDEM_BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@"
   cmake --build "$TANDEM_BUILD_DIR" -j "$(nproc)"
 }
+
+# seal_cache_file FILE: ends a cache file written or edited by hand with the
+# line the library requires (its content's length), replacing an old one.
+seal_cache_file() {
+  local content
+  content=$(grep -v '^end of tandem cache file, bytes ' "$1"; echo x)
+  content=${content%x}
+  printf '%send of tandem cache file, bytes %d\n' "$content" "$(printf '%s' "$content" | wc -c)" > "$1"
+}

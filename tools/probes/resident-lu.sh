@@ -51,6 +51,8 @@ if [ -n "${NO_WHOLE_SIZES:-}" ]; then
   echo "== resident, model without whole-matrix timings $(date -u +%H:%M:%S)"
   rm -rf $OUT/cache-no-whole && cp -r $OUT/cache $OUT/cache-no-whole
   sed -i '/^device_whole /d' $OUT/cache-no-whole/tandem/model-*.txt
+  source tools/common.sh
+  for f in $OUT/cache-no-whole/tandem/model-*.txt; do seal_cache_file "$f"; done
   XDG_CACHE_HOME=$OUT/cache-no-whole build/bench/tandem-bench lu --matrix gpu --sizes $NO_WHOLE_SIZES \
     --repeats ${REPEATS:-5} --cpu-max-n 0 --plan --trace $OUT/trace-no-whole.json ${EXTRA:-} \
     > $OUT/no-whole.log 2>&1

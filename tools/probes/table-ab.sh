@@ -18,6 +18,8 @@ file="$OUT/edited/tandem/sgemm-$(echo -n "$name" | sed 's/[^A-Za-z0-9]/_/g')-${S
 { printf 'tandem-sgemm-tuning 1\ngpu %s\nsms %s\ncuda %s\n' "$name" "${SMS:-132}" "${CUDA_VERSION:-13000}"
   sed -n '/kSm90Table = R"(/,/^)"/p' gpu/sgemm_default_table.cpp | grep -E '^[a-z]+ k[<>]' | sed -E "$edit"
 } > "$file"
+source tools/common.sh
+seal_cache_file "$file"
 cp "$file" "$OUT/logs/edited-table.txt"
 diff <(sed -n '/kSm90Table = R"(/,/^)"/p' gpu/sgemm_default_table.cpp | grep -E '^[a-z]+ k[<>]') \
   <(grep -E '^[a-z]+ k[<>]' "$file") | grep -c '^>' | sed 's/^/buckets edited: /'
