@@ -90,11 +90,13 @@ public:
                       int* pivots) override {
         pivots[width] = 0;
         if (rows <= 0 || width <= 0) return;
-        const lapack_int info = LAPACKE_sgetrf(LAPACK_ROW_MAJOR, static_cast<lapack_int>(rows),
-                                               width, &at(r0, c0), static_cast<lapack_int>(ld_),
-                                               pivots);
+        // The _work form: LAPACKE_sgetrf rejects a panel holding NaN (its
+        // argument check), where LAPACK's sgetrf factors it and propagates the NaN.
+        const lapack_int info = LAPACKE_sgetrf_work(LAPACK_ROW_MAJOR, static_cast<lapack_int>(rows),
+                                                    width, &at(r0, c0), static_cast<lapack_int>(ld_),
+                                                    pivots);
         if (info < 0)
-            throw Error(TANDEM_ERROR_INTERNAL, name() + ": factor_panel: LAPACKE_sgetrf returned " +
+            throw Error(TANDEM_ERROR_INTERNAL, name() + ": factor_panel: LAPACKE_sgetrf_work returned " +
                                                  std::to_string(info));
         pivots[width] = info;
     }

@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <new>
+#include <string>
 
 #include "src/checks.hpp"
 #include "src/last_error.hpp"
@@ -85,125 +88,156 @@ private:
     Clock::time_point start_ = Clock::now();
 };
 
+// The C++ API lets only tandem::Error out (its header's promise): anything
+// else from below, a thread that could not be created, an internal check of
+// the standard library, becomes one, with TANDEM_ERROR_OUT_OF_MEMORY for
+// memory and TANDEM_ERROR_INTERNAL for the rest.
+template <class Body>
+auto only_tandem_errors(const char* routine, Body&& body) -> decltype(body()) {
+    try {
+        return body();
+    } catch (const Error&) {
+        throw;
+    } catch (const std::bad_alloc&) {
+        throw Error(TANDEM_ERROR_OUT_OF_MEMORY, std::string("tandem: out of host memory in ") + routine);
+    } catch (const std::exception& e) {
+        throw Error(TANDEM_ERROR_INTERNAL, std::string("tandem: ") + routine + ": " + e.what());
+    }
+}
+
 bool row_major(const Options& o) { return o.layout == Layout::row_major; }
 
 }  // namespace
 
 int sgetrf(int m, int n, float* a, int lda, int* ipiv, const Options& options, Report* report) {
-    CallReport call(report, "sgetrf", m, n);
-    const detail::CheckResult check = detail::check_getrf(m, n, a, lda, ipiv, options);
-    if (check.info != 0) return call.rejected(check);
+    return only_tandem_errors("sgetrf", [&]() -> int {
+        CallReport call(report, "sgetrf", m, n);
+        const detail::CheckResult check = detail::check_getrf(m, n, a, lda, ipiv, options);
+        if (check.info != 0) return call.rejected(check);
 
-    detail::Solver solver(options);
-    int info;
-    if (row_major(options)) {
-        std::vector<float> work = detail::col_major_copy(m, n, a, lda);
-        info = solver.factor(m, n, work.data(), std::max(m, 1), ipiv, call.get());
-        detail::store_row_major(m, n, work.data(), a, lda);
-    } else {
-        info = solver.factor(m, n, a, lda, ipiv, call.get());
-    }
-    return call.finished(info, detail::getrf_flops(m, n));
+        detail::Solver solver(options);
+        int info;
+        if (row_major(options)) {
+            std::vector<float> work = detail::col_major_copy(m, n, a, lda);
+            info = solver.factor(m, n, work.data(), std::max(m, 1), ipiv, call.get());
+            detail::store_row_major(m, n, work.data(), a, lda);
+        } else {
+            info = solver.factor(m, n, a, lda, ipiv, call.get());
+        }
+        return call.finished(info, detail::getrf_flops(m, n));
+    });
 }
 
 int sgetrf_gpu(int m, int n, float* d_a, int ldda, int* ipiv, const Options& options,
                Report* report) {
-    CallReport call(report, "sgetrf_gpu", m, n);
-    const detail::CheckResult check = detail::check_getrf_gpu(m, n, d_a, ldda, ipiv, options);
-    if (check.info != 0) return call.rejected(check);
+    return only_tandem_errors("sgetrf_gpu", [&]() -> int {
+        CallReport call(report, "sgetrf_gpu", m, n);
+        const detail::CheckResult check = detail::check_getrf_gpu(m, n, d_a, ldda, ipiv, options);
+        if (check.info != 0) return call.rejected(check);
 
-    detail::Solver solver(options);
-    if (m > 0 && n > 0) {  // an empty matrix may have no memory at all
-        const detail::CheckResult where = solver.use_device_memory("sgetrf_gpu", {{d_a, 3}});
-        if (where.info != 0) return call.rejected(where);
-    }
-    const int info = solver.factor_in_device_memory(m, n, d_a, ldda, ipiv, call.get());
-    return call.finished(info, detail::getrf_flops(m, n));
+        detail::Solver solver(options);
+        if (m > 0 && n > 0) {  // an empty matrix may have no memory at all
+            const detail::CheckResult where = solver.use_device_memory("sgetrf_gpu", {{d_a, 3}});
+            if (where.info != 0) return call.rejected(where);
+        }
+        const int info = solver.factor_in_device_memory(m, n, d_a, ldda, ipiv, call.get());
+        return call.finished(info, detail::getrf_flops(m, n));
+    });
 }
 
 int sgetrs_gpu(char trans, int n, int nrhs, const float* d_a, int ldda, const int* ipiv,
                float* d_b, int lddb, const Options& options, Report* report) {
-    CallReport call(report, "sgetrs_gpu", n, n, nrhs);
-    const detail::CheckResult check =
-        detail::check_getrs_gpu(trans, n, nrhs, d_a, ldda, ipiv, d_b, lddb, options);
-    if (check.info != 0) return call.rejected(check);
+    return only_tandem_errors("sgetrs_gpu", [&]() -> int {
+        CallReport call(report, "sgetrs_gpu", n, n, nrhs);
+        const detail::CheckResult check =
+            detail::check_getrs_gpu(trans, n, nrhs, d_a, ldda, ipiv, d_b, lddb, options);
+        if (check.info != 0) return call.rejected(check);
 
-    detail::Solver solver(options);
-    if (n > 0 && nrhs > 0) {
-        const detail::CheckResult where = solver.use_device_memory("sgetrs_gpu", {{d_a, 4}, {d_b, 7}});
-        if (where.info != 0) return call.rejected(where);
-    }
-    solver.solve_in_device_memory(detail::is_transposed(trans) ? 'T' : 'N', n, nrhs, d_a, ldda,
-                                  ipiv, d_b, lddb, call.get());
-    return call.finished(0, detail::getrs_flops(n, nrhs));
+        detail::Solver solver(options);
+        if (n > 0 && nrhs > 0) {
+            const detail::CheckResult where = solver.use_device_memory("sgetrs_gpu", {{d_a, 4}, {d_b, 7}});
+            if (where.info != 0) return call.rejected(where);
+        }
+        solver.solve_in_device_memory(detail::is_transposed(trans) ? 'T' : 'N', n, nrhs, d_a, ldda,
+                                      ipiv, d_b, lddb, call.get());
+        return call.finished(0, detail::getrs_flops(n, nrhs));
+    });
 }
 
 int sgesv_gpu(int n, int nrhs, float* d_a, int ldda, int* ipiv, float* d_b, int lddb,
               const Options& options, Report* report) {
-    CallReport call(report, "sgesv_gpu", n, n, nrhs);
-    const detail::CheckResult check = detail::check_gesv_gpu(n, nrhs, d_a, ldda, ipiv, d_b, lddb, options);
-    if (check.info != 0) return call.rejected(check);
+    return only_tandem_errors("sgesv_gpu", [&]() -> int {
+        CallReport call(report, "sgesv_gpu", n, n, nrhs);
+        const detail::CheckResult check = detail::check_gesv_gpu(n, nrhs, d_a, ldda, ipiv, d_b, lddb, options);
+        if (check.info != 0) return call.rejected(check);
 
-    detail::Solver solver(options);
-    if (n > 0) {  // B has no memory to check when it has no columns
-        const detail::CheckResult where =
-            solver.use_device_memory("sgesv_gpu", {{d_a, 3}, {nrhs > 0 ? d_b : nullptr, 6}});
-        if (where.info != 0) return call.rejected(where);
-    }
-    const double flops = detail::getrf_flops(n, n) + detail::getrs_flops(n, nrhs);
-    const int info = solver.factor_in_device_memory(n, n, d_a, ldda, ipiv, call.get());
-    if (info == 0) solver.solve_in_device_memory('N', n, nrhs, d_a, ldda, ipiv, d_b, lddb, call.get());
-    return call.finished(info, flops);
+        detail::Solver solver(options);
+        if (n > 0) {  // B has no memory to check when it has no columns
+            const detail::CheckResult where =
+                solver.use_device_memory("sgesv_gpu", {{d_a, 3}, {nrhs > 0 ? d_b : nullptr, 6}});
+            if (where.info != 0) return call.rejected(where);
+        }
+        const double flops = detail::getrf_flops(n, n) + detail::getrs_flops(n, nrhs);
+        const int info = solver.factor_in_device_memory(n, n, d_a, ldda, ipiv, call.get());
+        if (info == 0) solver.solve_in_device_memory('N', n, nrhs, d_a, ldda, ipiv, d_b, lddb, call.get());
+        return call.finished(info, flops);
+    });
 }
 
 int sgetrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv, float* b,
            int ldb, const Options& options, Report* report) {
-    CallReport call(report, "sgetrs", n, n, nrhs);
-    const detail::CheckResult check =
-        detail::check_getrs(trans, n, nrhs, a, lda, ipiv, b, ldb, options);
-    if (check.info != 0) return call.rejected(check);
+    return only_tandem_errors("sgetrs", [&]() -> int {
+        CallReport call(report, "sgetrs", n, n, nrhs);
+        const detail::CheckResult check =
+            detail::check_getrs(trans, n, nrhs, a, lda, ipiv, b, ldb, options);
+        if (check.info != 0) return call.rejected(check);
 
-    detail::Solver solver(options);
-    if (row_major(options)) {
-        // Row-major factors of A are the column-major factors' transposed storage.
-        std::vector<float> factors = detail::col_major_copy(n, n, a, lda);
-        std::vector<float> rhs = detail::col_major_copy(n, nrhs, b, ldb);
-        solver.solve(trans, n, nrhs, factors.data(), std::max(n, 1), ipiv, rhs.data(),
-                     std::max(n, 1), call.get());
-        detail::store_row_major(n, nrhs, rhs.data(), b, ldb);
-    } else {
-        solver.solve(trans, n, nrhs, a, lda, ipiv, b, ldb, call.get());
-    }
-    return call.finished(0, detail::getrs_flops(n, nrhs));
+        detail::Solver solver(options);
+        if (row_major(options)) {
+            // Row-major factors of A are the column-major factors' transposed storage.
+            std::vector<float> factors = detail::col_major_copy(n, n, a, lda);
+            std::vector<float> rhs = detail::col_major_copy(n, nrhs, b, ldb);
+            solver.solve(trans, n, nrhs, factors.data(), std::max(n, 1), ipiv, rhs.data(),
+                         std::max(n, 1), call.get());
+            detail::store_row_major(n, nrhs, rhs.data(), b, ldb);
+        } else {
+            solver.solve(trans, n, nrhs, a, lda, ipiv, b, ldb, call.get());
+        }
+        return call.finished(0, detail::getrs_flops(n, nrhs));
+    });
 }
 
 int sgesv(int n, int nrhs, float* a, int lda, int* ipiv, float* b, int ldb,
           const Options& options, Report* report) {
-    CallReport call(report, "sgesv", n, n, nrhs);
-    const detail::CheckResult check = detail::check_gesv(n, nrhs, a, lda, ipiv, b, ldb, options);
-    if (check.info != 0) return call.rejected(check);
+    return only_tandem_errors("sgesv", [&]() -> int {
+        CallReport call(report, "sgesv", n, n, nrhs);
+        const detail::CheckResult check = detail::check_gesv(n, nrhs, a, lda, ipiv, b, ldb, options);
+        if (check.info != 0) return call.rejected(check);
 
-    detail::Solver solver(options);
-    const double flops = detail::getrf_flops(n, n) + detail::getrs_flops(n, nrhs);
-    if (row_major(options)) {
-        std::vector<float> work = detail::col_major_copy(n, n, a, lda);
-        std::vector<float> rhs = detail::col_major_copy(n, nrhs, b, ldb);
-        const int ld = std::max(n, 1);
-        const int info = solver.factor(n, n, work.data(), ld, ipiv, call.get());
-        if (info == 0) solver.solve('N', n, nrhs, work.data(), ld, ipiv, rhs.data(), ld, call.get());
-        detail::store_row_major(n, n, work.data(), a, lda);
-        if (info == 0) detail::store_row_major(n, nrhs, rhs.data(), b, ldb);
+        detail::Solver solver(options);
+        const double flops = detail::getrf_flops(n, n) + detail::getrs_flops(n, nrhs);
+        if (row_major(options)) {
+            std::vector<float> work = detail::col_major_copy(n, n, a, lda);
+            std::vector<float> rhs = detail::col_major_copy(n, nrhs, b, ldb);
+            const int ld = std::max(n, 1);
+            const int info = solver.factor(n, n, work.data(), ld, ipiv, call.get());
+            if (info == 0) solver.solve('N', n, nrhs, work.data(), ld, ipiv, rhs.data(), ld, call.get());
+            detail::store_row_major(n, n, work.data(), a, lda);
+            if (info == 0) detail::store_row_major(n, nrhs, rhs.data(), b, ldb);
+            return call.finished(info, flops);
+        }
+        const int info = solver.factor(n, n, a, lda, ipiv, call.get());
+        if (info == 0) solver.solve('N', n, nrhs, a, lda, ipiv, b, ldb, call.get());
         return call.finished(info, flops);
-    }
-    const int info = solver.factor(n, n, a, lda, ipiv, call.get());
-    if (info == 0) solver.solve('N', n, nrhs, a, lda, ipiv, b, ldb, call.get());
-    return call.finished(info, flops);
+    });
 }
 
 std::string describe_plan(int m, int n, const Options& options) {
-    if (m < 0 || n < 0) throw Error(TANDEM_ERROR_INTERNAL, "describe_plan: m and n must be >= 0");
-    detail::Solver solver(options);
-    return solver.describe_plan(m, n);
+    return only_tandem_errors("describe_plan", [&]() -> std::string {
+        if (m < 0 || n < 0) throw Error(TANDEM_ERROR_INTERNAL, "describe_plan: m and n must be >= 0");
+        detail::Solver solver(options);
+        return solver.describe_plan(m, n);
+    });
 }
 
 }  // namespace tandem

@@ -27,7 +27,9 @@ bool options_valid(const Options& o, std::string* why) {
     if (o.backend != Backend::automatic && o.backend != Backend::cpu &&
         o.backend != Backend::gpu && o.backend != Backend::host)
         return fail("options.backend is not a Backend value");
-    if (o.num_devices < 0) return fail("options.num_devices < 0");
+    // 64: as TANDEM_BACKEND=host:N allows; more emulated devices only cost
+    // memory and time (a pair check is quadratic in them), no machine has more GPUs.
+    if (o.num_devices < 0 || o.num_devices > 64) return fail("options.num_devices is not in 0..64");
     if (o.block_size < 0) return fail("options.block_size < 0");
     if (o.max_block_size < 0) return fail("options.max_block_size < 0");
     if (o.lookahead < 0 || o.lookahead > 1) return fail("options.lookahead is not 0 or 1");
@@ -120,9 +122,10 @@ CheckResult check_getrs_arguments(const char* r, char trans, int n, int nrhs, co
     if (a == nullptr && n > 0) return bad(4, r, "a is null");
     if (why = misplaced(a, where, "sgetrs_gpu"); !why.empty()) return bad(4, r, "a is " + why);
     if (lda < std::max(1, n)) return bad(5, r, "lda < max(1,n)");
-    if (ipiv == nullptr && n > 0) return bad(6, r, "ipiv is null");
+    // No right-hand side: LAPACK returns at once, whatever ipiv holds.
+    if (ipiv == nullptr && n > 0 && nrhs > 0) return bad(6, r, "ipiv is null");
     if (why = ipiv_misplaced(ipiv); !why.empty()) return bad(6, r, "ipiv is " + why);
-    for (int k = 0; k < n; ++k)  // laswp would read or write outside A with these
+    for (int k = 0; k < n && nrhs > 0; ++k)  // laswp would read or write outside B with these
         if (ipiv[k] < 1 || ipiv[k] > n)
             return bad(6, r, "ipiv[" + std::to_string(k) + "] = " + std::to_string(ipiv[k]) +
                                  " is outside 1..n");
