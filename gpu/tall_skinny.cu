@@ -218,7 +218,7 @@ void run_tall_skinny(const SgemmArgs& args, const SgemmStream& where) {
     // n <= 16: k in chunks of 16 (a chunk of 32 is half zeros at the LU's
     // k = n = 16) and 128 rows a block: 3711 against 2459 GB/s at 4194304 x 16 x
     // 16, 3373 against 2301 at 1048576 rows, 80-90% of the device's copy
-    // bandwidth against 55-59% (the H200, tenth session, docs/PERFORMANCE.md).
+    // bandwidth against 55-59% (H200, 2026-11-22).
     if (args.n <= 16)
         launch_tall_skinny<TallSkinnyConfig<16, 4, 4, 16, 3>>(p, stream);
     else if (args.n <= 32)

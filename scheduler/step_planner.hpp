@@ -83,7 +83,7 @@ constexpr double kStreamedStepModelOptimism = 1.7;
 // model leaves out what a CPU panel risks: the host's team of threads waits at
 // every column for its slowest thread, and a thread that loses its core for
 // a moment holds it up. Measured on one H200 (tandem-bench lu --matrix gpu,
-// 2026-11-22, docs/PERFORMANCE.md, tenth session): plans with 2 and 18 CPU
+// 2026-11-22): plans with 2 and 18 CPU
 // panels, predicted 0.9% and 2.4% faster than device panels only at n = 16384
 // and 32768, ran 1-4% slower in medians of 7, and single runs up to 2.4x
 // slower (CPU panels at 13-17x their usual time); the device-only plans ran

@@ -1,8 +1,7 @@
 // Probe: a device panel factorization held in the shared memory of one
-// thread-block cluster, against cuSOLVER's getrf. It was built into the library
-// (seventh session) and taken out again: in the LU's calibration it was
-// 1.3-1.8x slower than cuSOLVER (docs/PERFORMANCE.md). The library's leaves
-// held by clusters (gpu/panel_leaf.cu, ninth session) differ: up to 32
+// thread-block cluster, against cuSOLVER's getrf. As a library panel it was
+// 1.3-1.8x slower than cuSOLVER in the LU's calibration. The library's leaves
+// held by clusters (gpu/panel_leaf.cu) differ: up to 32
 // columns held in registers, and each block pushes its candidates into every
 // block's shared memory instead of pulling them with remote loads.
 //
