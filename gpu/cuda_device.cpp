@@ -252,8 +252,7 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width,
 }
 
 void CudaDevice::reset_permutation() {
-    if (perm_.bytes() < sizeof(int) * size_t(std::max<int64_t>(rows_, 1)))
-        perm_ = DeviceBuffer(sizeof(int) * size_t(std::max<int64_t>(rows_, 1)), "row permutation");
+    perm_.ensure(sizeof(int) * size_t(std::max<int64_t>(rows_, 1)), "row permutation");
     iota_rows(perm_.ints(), rows_, stream(Queue::compute));
     perm_folded_ = 0;
 }

@@ -39,10 +39,8 @@ void CudaDevice::ensure_getrf_workspace(Queue q, int64_t rows, int width, bool c
         return;
     // Buffers still in use by earlier work on this queue must not be freed under it.
     TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream(q)));
-    if (getrf_work_[index].bytes() < work_bytes)
-        getrf_work_[index] = DeviceBuffer(work_bytes, "cuSOLVER getrf workspace");
-    if (getrf_pivots_[index].bytes() < pivot_bytes)
-        getrf_pivots_[index] = DeviceBuffer(pivot_bytes, "panel pivots");
+    getrf_work_[index].ensure(work_bytes, "cuSOLVER getrf workspace");
+    getrf_pivots_[index].ensure(pivot_bytes, "panel pivots");
 }
 
 // The panels are factored on the transfer queue: its workspace now, not

@@ -17,8 +17,7 @@ namespace tandem::gpu {
 
 int* CudaDevice::resident_pivots(int64_t count) {
     const size_t bytes = sizeof(int) * static_cast<size_t>(count);
-    if (resident_pivots_.bytes() < bytes)
-        resident_pivots_ = DeviceBuffer(bytes, "pivots of the _gpu routines");
+    resident_pivots_.ensure(bytes, "pivots of the _gpu routines");
     return resident_pivots_.ints();
 }
 
@@ -39,8 +38,7 @@ int CudaDevice::factor_column_major(int64_t m, int64_t n, float* a, int64_t lda,
         TANDEM_CUSOLVER_CHECK(
             cusolverDnSgetrf_bufferSize(solver(Queue::compute), m_i, n_i, a, lda_i, &work_floats));
         const size_t work_bytes = sizeof(float) * static_cast<size_t>(std::max(work_floats, 1));
-        if (resident_work_.bytes() < work_bytes)
-            resident_work_ = DeviceBuffer(work_bytes, "sgetrf_gpu's cuSOLVER workspace");
+        resident_work_.ensure(work_bytes, "sgetrf_gpu's cuSOLVER workspace");
         device_pivots = resident_pivots(k + 1);
         TANDEM_CUSOLVER_CHECK(cusolverDnSgetrf(solver(Queue::compute), m_i, n_i, a, lda_i,
                                                resident_work_.floats(), device_pivots,
@@ -59,27 +57,14 @@ int CudaDevice::factor_column_major(int64_t m, int64_t n, float* a, int64_t lda,
     return info;
 }
 
-namespace {
-
-// `buffer` holds at least `floats` floats (grown as needed, never shrunk).
-float* at_least(DeviceBuffer& buffer, int64_t floats, const char* what) {
-    const size_t bytes = sizeof(float) * static_cast<size_t>(std::max<int64_t>(floats, 1));
-    if (buffer.bytes() < bytes) {
-        buffer.reset();  // the old one first: the two need not fit together
-        buffer = DeviceBuffer(bytes, what);
-    }
-    return buffer.floats();
-}
-
-}  // namespace
-
 int CudaDevice::factor_host_column_major(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv) {
     DeviceGuard guard(ordinal_);
     if (m == 0 || n == 0) return 0;
     if (a == nullptr || ipiv == nullptr || lda < m)
         contract_error("factor_host_column_major", "a or ipiv null, or lda < m");
     kept_rows_ = kept_cols_ = 0;
-    float* const d_a = at_least(host_matrix_, m * n, "column-major copy of the matrix");
+    host_matrix_.ensure(sizeof(float) * static_cast<size_t>(m * n), "column-major copy of the matrix");
+    float* const d_a = host_matrix_.floats();
     const cudaStream_t s = stream(Queue::compute);
     BounceBuffers& buffers = bounce(Queue::compute);
     copy_host_to_columns(a, lda, m, n, d_a, m, buffers, s);

@@ -101,15 +101,8 @@ void CudaDevice::solve_with_factors(const float* factors, int64_t ld, bool colum
                                                int64_t(1) << 30) / int64_t(sizeof(float));
     const int64_t chunk = std::clamp<int64_t>(budget / n, 1, nrhs);
     const size_t rhs_bytes = sizeof(float) * static_cast<size_t>(n * chunk);
-    for (DeviceBuffer& buffer : solve_rhs_)
-        if (buffer.bytes() < rhs_bytes) {
-            buffer.reset();
-            buffer = DeviceBuffer(rhs_bytes, "solve's right-hand sides");
-        }
-    if (solve_perm_.bytes() < sizeof(int) * static_cast<size_t>(n)) {
-        solve_perm_.reset();
-        solve_perm_ = DeviceBuffer(sizeof(int) * static_cast<size_t>(n), "solve's row permutation");
-    }
+    for (DeviceBuffer& buffer : solve_rhs_) buffer.ensure(rhs_bytes, "solve's right-hand sides");
+    solve_perm_.ensure(sizeof(int) * static_cast<size_t>(n), "solve's row permutation");
     float* const x0 = solve_rhs_[0].floats();
     float* const x1 = solve_rhs_[1].floats();
     TANDEM_CUDA_CHECK(cudaMemcpyAsync(solve_perm_.ints(), perm.data(), sizeof(int) * n,

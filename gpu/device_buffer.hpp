@@ -36,6 +36,13 @@ public:
         ptr_ = nullptr;
         bytes_ = 0;
     }
+    // At least `bytes` from now on: a smaller buffer is freed first (its
+    // contents are not kept; the two need not fit together) and replaced.
+    void ensure(size_t bytes, const char* what) {
+        if (bytes_ >= bytes) return;
+        reset();
+        *this = DeviceBuffer(bytes, what);
+    }
     size_t bytes() const { return bytes_; }
     float* floats() const { return static_cast<float*>(ptr_); }
     int* ints() const { return static_cast<int*>(ptr_); }
