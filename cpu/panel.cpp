@@ -1,4 +1,4 @@
-#include "cpu/panel.hpp"
+#include "scheduler/cpu_panel.hpp"
 
 #include <cblas.h>
 #include <lapacke.h>
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <string>
 
-#include "cpu/blas_threads.hpp"
+#include "scheduler/blas_threads.hpp"
 #include "cpu/recursive_panel.hpp"
 #include "tandem/tandem.hpp"
 
@@ -29,7 +29,7 @@ int factor_panel(int64_t rows, int width, float* panel, int64_t ld, int* ipiv,
 // Column blocks of inv(L11) solved by the team's threads: block [c, c + w) is
 // the solve L11(c:, c:) X = I(c:, c : c + w) (inv(L11) is lower triangular, so
 // its rows above c are zero). Not LAPACK's strtri: it runs on OpenBLAS's
-// threads, which then spin for about 0.1 s (cpu/blas_threads.hpp), into the
+// threads, which then spin for about 0.1 s (scheduler/blas_threads.hpp), into the
 // next CPU panel's team a few milliseconds later in the factorization. (This
 // was the first suspect for CPU panels that ran 13-17x slower in some runs on
 // the H200 machine; those slow runs stayed after the change, so their cause

@@ -1,6 +1,6 @@
 #include "cpu/recursive_panel.hpp"
 
-#include "cpu/blas_threads.hpp"
+#include "scheduler/blas_threads.hpp"
 
 #include <cblas.h>
 #include <omp.h>

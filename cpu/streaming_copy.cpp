@@ -1,4 +1,4 @@
-#include "cpu/streaming_copy.hpp"
+#include "scheduler/streaming_copy.hpp"
 
 #include <cstring>
 

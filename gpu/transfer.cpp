@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "cpu/streaming_copy.hpp"
+#include "scheduler/streaming_copy.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/transpose.hpp"
 #include "tandem/tandem.hpp"

@@ -6,8 +6,8 @@
 #include <optional>
 #include <vector>
 
-#include "cpu/blas_threads.hpp"
-#include "cpu/panel.hpp"
+#include "scheduler/blas_threads.hpp"
+#include "scheduler/cpu_panel.hpp"
 #include "scheduler/host_buffer.hpp"
 
 namespace tandem {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "cpu/streaming_copy.hpp"
+#include "scheduler/streaming_copy.hpp"
 
 namespace tandem {
 

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "cpu/blas_threads.hpp"
+#include "scheduler/blas_threads.hpp"
 #include "scheduler/blocking_plan.hpp"
 #include "scheduler/lu_steps.hpp"
 #include "scheduler/step_context.hpp"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "cpu/panel.hpp"
+#include "scheduler/cpu_panel.hpp"
 
 namespace tandem {
 

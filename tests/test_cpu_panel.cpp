@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "cpu/blas_threads.hpp"
-#include "cpu/panel.hpp"
+#include "scheduler/blas_threads.hpp"
+#include "scheduler/cpu_panel.hpp"
 #include "cpu/recursive_panel.hpp"
 #include "lapack_oracle.hpp"
 #include "tandem/tandem.hpp"

@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "cpu/streaming_copy.hpp"
+#include "scheduler/streaming_copy.hpp"
 #include "tests/test_support.hpp"
 
 namespace tandem::test {

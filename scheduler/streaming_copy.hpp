@@ -2,11 +2,11 @@
 // written once when the factors come back from the devices), with non-temporal
 // stores: they skip reading each destination cache line before writing it. On
 // the two-H200 machine a pinned -> pageable copy over 16 threads moved 100 GB/s
-// this way against 54 GB/s with memcpy (tools/probes/host_copy_probe.cu,
-// docs/PERFORMANCE.md); in the other direction, into pinned buffers the copy
+// this way against 54 GB/s with memcpy (tools/probes/host_copy_probe.cu); in the other direction, into pinned buffers the copy
 // engine reads next, plain stores were as fast.
-#ifndef TANDEM_CPU_STREAMING_COPY_HPP
-#define TANDEM_CPU_STREAMING_COPY_HPP
+// The scheduler's interface (the gathers of the factors use it); cpu/ implements it.
+#ifndef TANDEM_SCHEDULER_STREAMING_COPY_HPP
+#define TANDEM_SCHEDULER_STREAMING_COPY_HPP
 
 #include <cstdint>
 
@@ -18,4 +18,4 @@ void copy_floats_streaming(float* to, const float* from, int64_t count);
 
 }  // namespace tandem
 
-#endif  // TANDEM_CPU_STREAMING_COPY_HPP
+#endif  // TANDEM_SCHEDULER_STREAMING_COPY_HPP

@@ -1,6 +1,7 @@
-// CPU side of the hybrid LU: factoring a panel and inverting its L11.
-#ifndef TANDEM_CPU_PANEL_HPP
-#define TANDEM_CPU_PANEL_HPP
+// What the scheduler needs of the CPU for a panel: factoring it and inverting
+// its L11. The scheduler owns this interface; cpu/ implements it (panel.cpp).
+#ifndef TANDEM_SCHEDULER_CPU_PANEL_HPP
+#define TANDEM_SCHEDULER_CPU_PANEL_HPP
 
 #include <cstdint>
 
@@ -20,7 +21,7 @@ int factor_panel(int64_t rows, int width, float* panel, int64_t ld, int* ipiv,
 // inv = inv(L11), where L11 is the unit lower triangle of the width x width
 // top of `panel` (column-major, ld). inv is width x width column-major (ldi),
 // zero above the diagonal. Returns ||inv(L11)||_1. Runs on an OpenMP team
-// with OpenBLAS held single-threaded (cpu/blas_threads.hpp).
+// with OpenBLAS held single-threaded (scheduler/blas_threads.hpp).
 float invert_unit_lower(int width, const float* panel, int64_t ld, float* inv, int64_t ldi);
 
 }  // namespace tandem
