@@ -1,4 +1,4 @@
-#include "cpu/host_device.hpp"
+#include "scheduler/cpu_backend.hpp"
 
 #include <cblas.h>
 #include <lapacke.h>

@@ -1,4 +1,4 @@
-#include "cpu/lapack_path.hpp"
+#include "scheduler/cpu_backend.hpp"
 
 #include <lapacke.h>
 

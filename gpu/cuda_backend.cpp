@@ -1,8 +1,10 @@
-#include "gpu/cuda_backend.hpp"
+#include "scheduler/gpu_backend.hpp"
 
 #include <cuda_runtime.h>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_device.hpp"
@@ -101,7 +103,7 @@ bool is_device_only_memory(const void* pointer) {
     return pointer_attributes(pointer).type == cudaMemoryTypeDevice;
 }
 
-std::unique_ptr<Device> make_cuda_device(int ordinal) {
+std::unique_ptr<CudaDevice> make_cuda_device(int ordinal) {
     const int count = device_count();
     if (ordinal < 0 || ordinal >= count)
         throw Error(TANDEM_ERROR_BACKEND_UNAVAILABLE,
@@ -111,51 +113,46 @@ std::unique_ptr<Device> make_cuda_device(int ordinal) {
     return std::make_unique<CudaDevice>(ordinal);
 }
 
-namespace {
-
-// The CudaDevice behind a Device that make_cuda_device made.
-CudaDevice& as_cuda(Device& device, const char* op) {
-    auto* cuda = dynamic_cast<CudaDevice*>(&device);
-    if (cuda == nullptr)
-        throw Error(TANDEM_ERROR_INTERNAL,
-                    std::string(op) + ": " + device.name() + " is not a CUDA device");
-    return *cuda;
-}
-
-}  // namespace
-
 void synchronize_device(int ordinal) {
     DeviceGuard guard(ordinal);
     TANDEM_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-void solve_column_major(Device& cuda_device, char trans, int64_t n, int64_t nrhs, const float* a,
-                        int64_t lda, const int* ipiv, float* b, int64_t ldb) {
-    as_cuda(cuda_device, "solve_column_major").solve_column_major(trans, n, nrhs, a, lda, ipiv, b, ldb);
+namespace {
+
+// The kept devices live for the whole process once made (never destroyed at
+// exit: the CUDA runtime may already be gone by then).
+struct KeptDevices {
+    std::mutex mutex;
+    std::vector<std::unique_ptr<CudaDevice>> devices;  // index = CUDA ordinal
+};
+
+KeptDevices& kept_devices() {
+    static KeptDevices* kept = new KeptDevices;
+    return *kept;
 }
 
-int factor_column_major(Device& cuda_device, int64_t m, int64_t n, float* a, int64_t lda, int* ipiv) {
-    return as_cuda(cuda_device, "factor_column_major").factor_column_major(m, n, a, lda, ipiv);
+}  // namespace
+
+std::unique_lock<std::mutex> lock_devices() {
+    return std::unique_lock<std::mutex>(kept_devices().mutex);
 }
 
-int factor_host_column_major(Device& cuda_device, int64_t m, int64_t n, float* a, int64_t lda,
-                             int* ipiv) {
-    return as_cuda(cuda_device, "factor_host_column_major").factor_host_column_major(m, n, a, lda, ipiv);
+Device& kept_device(int ordinal, GemmKernel gemm, DevicePanelMethod panel,
+                    const std::string& cache_dir) {
+    std::vector<std::unique_ptr<CudaDevice>>& devices = kept_devices().devices;
+    if (ordinal < 0 || ordinal >= device_count()) (void)make_cuda_device(ordinal);  // says why not
+    if (devices.size() <= static_cast<size_t>(ordinal)) devices.resize(ordinal + 1);
+    if (!devices[ordinal]) devices[ordinal] = make_cuda_device(ordinal);
+    devices[ordinal]->set_gemm_policy(gemm, cache_dir);
+    devices[ordinal]->set_panel_method(panel);
+    return *devices[ordinal];
 }
 
-void solve_kept_factors(Device& cuda_device, char trans, int64_t n, int64_t nrhs, const int* ipiv,
-                        float* b, int64_t ldb) {
-    as_cuda(cuda_device, "solve_kept_factors").solve_kept_factors(trans, n, nrhs, ipiv, b, ldb);
+void release_devices() {
+    std::lock_guard<std::mutex> lock(kept_devices().mutex);
+    kept_devices().devices.clear();
+    release_cublaslt_handles();  // with no device left to use them
 }
-
-void set_gemm_policy(Device& cuda_device, GemmKernel kernel, const std::string& cache_dir) {
-    as_cuda(cuda_device, "set_gemm_policy").set_gemm_policy(kernel, cache_dir);
-}
-
-void set_panel_method(Device& cuda_device, DevicePanelMethod method) {
-    as_cuda(cuda_device, "set_panel_method").set_panel_method(method);
-}
-
-void release_shared_handles() { release_cublaslt_handles(); }
 
 }  // namespace tandem::gpu

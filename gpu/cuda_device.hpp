@@ -27,6 +27,7 @@
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -105,23 +106,23 @@ public:
     // the compute queue and returns when done; the caller orders it after the
     // writes to a and b (Solver::use_device_memory waits for the GPU).
     void solve_column_major(char trans, int64_t n, int64_t nrhs, const float* a, int64_t lda,
-                            const int* ipiv, float* b, int64_t ldb);
+                            const int* ipiv, float* b, int64_t ldb) override;
     // sgetrf_gpu when the plan is one device panel over the whole matrix: the
     // device's panel routine (cuSOLVER getrf) on the caller's column-major
     // matrix in this GPU's memory, in place, without the row-major copy and
     // its transposes. ipiv (min(m, n) ints) is host memory. Returns LAPACK's
     // info. Ordered and synchronous as solve_column_major.
-    int factor_column_major(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv);
+    int factor_column_major(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv) override;
     // sgetrf on the caller's HOST matrix when the plan is one device panel over
     // the whole matrix: the matrix is copied as it is (column-major, no
     // transposes) into a buffer of this GPU, factored there by
     // factor_column_major, and copied back. The factors stay in the buffer for
     // solve_kept_factors until the next call that uses it. Synchronous.
-    int factor_host_column_major(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv);
+    int factor_host_column_major(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv) override;
     // op(A) X = B for B in host memory, with the n x n factors that the last
     // factor_host_column_major left on this GPU (ipiv: its pivots, host memory).
     void solve_kept_factors(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
-                            int64_t ldb);
+                            int64_t ldb) override;
 
 private:
     // C = alpha A B + beta C, row-major, with the kernel the policy picks.
@@ -231,6 +232,11 @@ private:
     int events_used_ = 0;
     int origin_ = -1;  // the first event recorded since allocate(): time zero
 };
+
+// A device on CUDA device `ordinal` (its own streams, events, cuBLAS handle);
+// throws Error(TANDEM_ERROR_BACKEND_UNAVAILABLE) when there is no such device.
+// Every method sets the CUDA device it needs and restores the caller's.
+std::unique_ptr<CudaDevice> make_cuda_device(int ordinal);
 
 }  // namespace tandem::gpu
 

@@ -3,8 +3,7 @@
 #include <cstdlib>
 #include <exception>
 
-#include "src/backend.hpp"
-#include "src/cache_file.hpp"
+#include "scheduler/cache_file.hpp"
 
 namespace tandem::gpu {
 namespace {

@@ -158,6 +158,28 @@ public:
     virtual void solve(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
                        int64_t ldb) = 0;
 
+    // Calls on a whole matrix in the caller's own column-major storage, outside
+    // the blocked LU: the API's one-panel plans, where copying into the device's
+    // row-major storage would cost more than the factorization. A GPU does them;
+    // the defaults say that this device cannot. All are synchronous; ipiv is
+    // host memory.
+    //
+    // sgetrf_gpu: LU of the m x n matrix `a` (lda) in this device's memory, in
+    // place, with the device's panel routine. Returns LAPACK's info.
+    virtual int factor_column_major(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv);
+    // sgetrf on a HOST matrix: `a` is copied as it is into a buffer of the
+    // device, factored there as above and copied back; the factors stay on the
+    // device for solve_kept_factors until the next call that needs the buffer.
+    virtual int factor_host_column_major(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv);
+    // op(A) X = B for B (host memory, overwritten with X) with the n x n
+    // factors the last factor_host_column_major left on the device.
+    virtual void solve_kept_factors(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
+                                    int64_t ldb);
+    // sgetrs_gpu: op(A) X = B with factors `a` (lda) and B (ldb, overwritten
+    // with X) both in this device's memory.
+    virtual void solve_column_major(char trans, int64_t n, int64_t nrhs, const float* a,
+                                    int64_t lda, const int* ipiv, float* b, int64_t ldb);
+
     // Event ordering between queues and with the host.
     virtual Event record(Queue q) = 0;
     virtual void wait(Queue q, Event e) = 0;      // later work on q waits for e
@@ -178,7 +200,8 @@ inline bool devices_read_each_other(const std::vector<Device*>& devices) {
     return true;
 }
 
-// Defaults for devices without peer reads: calling them is a scheduler bug.
+// Defaults for devices without peer reads or whole-matrix calls: calling
+// them is a scheduler bug.
 inline void Device::take_panel_from(Queue, Device& source, Event, int64_t, int64_t, int64_t, int) {
     throw Error(TANDEM_ERROR_INTERNAL, name() + ": take_panel_from " + source.name() +
                                            ": no direct reads between these devices");
@@ -186,6 +209,20 @@ inline void Device::take_panel_from(Queue, Device& source, Event, int64_t, int64
 inline void Device::wait_for(Queue, Device& source, Event) {
     throw Error(TANDEM_ERROR_INTERNAL,
                 name() + ": wait_for " + source.name() + ": no direct reads between these devices");
+}
+
+inline int Device::factor_column_major(int64_t, int64_t, float*, int64_t, int*) {
+    throw Error(TANDEM_ERROR_INTERNAL, name() + ": factor_column_major: not a GPU");
+}
+inline int Device::factor_host_column_major(int64_t, int64_t, float*, int64_t, int*) {
+    throw Error(TANDEM_ERROR_INTERNAL, name() + ": factor_host_column_major: not a GPU");
+}
+inline void Device::solve_kept_factors(char, int64_t, int64_t, const int*, float*, int64_t) {
+    throw Error(TANDEM_ERROR_INTERNAL, name() + ": solve_kept_factors: not a GPU");
+}
+inline void Device::solve_column_major(char, int64_t, int64_t, const float*, int64_t, const int*,
+                                       float*, int64_t) {
+    throw Error(TANDEM_ERROR_INTERNAL, name() + ": solve_column_major: not a GPU");
 }
 
 }  // namespace tandem

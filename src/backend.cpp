@@ -6,10 +6,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "cpu/host_device.hpp"
-#ifdef TANDEM_HAVE_CUDA
-#include "gpu/cuda_backend.hpp"
-#endif
+#include "scheduler/cache_file.hpp"
+#include "scheduler/cpu_backend.hpp"
+#include "scheduler/gpu_backend.hpp"
 
 namespace tandem {
 namespace {
@@ -44,23 +43,11 @@ bool parse_environment(Backend* backend, int* devices) {
     return true;
 }
 
-std::string gpu_missing_reason() {
-#ifdef TANDEM_HAVE_CUDA
-    return "no usable CUDA device (" + gpu::unavailable_reason() + ")";
-#else
-    return "tandem was built without the CUDA backend (no CUDA compiler at configure time)";
-#endif
-}
+std::string gpu_missing_reason() { return "no usable CUDA device (" + gpu::unavailable_reason() + ")"; }
 
 }  // namespace
 
-int gpu_count() {
-#ifdef TANDEM_HAVE_CUDA
-    return gpu::device_count();
-#else
-    return 0;
-#endif
-}
+int gpu_count() { return gpu::device_count(); }
 
 bool gpu_available() { return gpu_count() > 0; }
 
@@ -78,78 +65,11 @@ Backend resolve_backend(const Options& options) { return detail::choose_backend(
 
 namespace detail {
 
-int gpu_holding(const void* pointer) {
-#ifdef TANDEM_HAVE_CUDA
-    return gpu::memory_device(pointer);
-#else
-    (void)pointer;
-    return -1;
-#endif
-}
+int gpu_holding(const void* pointer) { return gpu::memory_device(pointer); }
 
-bool host_cannot_read(const void* pointer) {
-#ifdef TANDEM_HAVE_CUDA
-    return gpu::is_device_only_memory(pointer);
-#else
-    (void)pointer;
-    return false;
-#endif
-}
+bool host_cannot_read(const void* pointer) { return gpu::is_device_only_memory(pointer); }
 
-void wait_for_gpu(int ordinal) {
-#ifdef TANDEM_HAVE_CUDA
-    gpu::synchronize_device(ordinal);
-#else
-    (void)ordinal;
-#endif
-}
-
-int factor_in_gpu_memory(Device& device, int64_t m, int64_t n, float* a, int64_t lda, int* ipiv) {
-#ifdef TANDEM_HAVE_CUDA
-    return gpu::factor_column_major(device, m, n, a, lda, ipiv);
-#else
-    (void)device, (void)m, (void)n, (void)a, (void)lda, (void)ipiv;
-    throw Error(TANDEM_ERROR_BACKEND_UNAVAILABLE, "tandem was built without the CUDA backend");
-#endif
-}
-
-int factor_in_host_memory(Device& device, int64_t m, int64_t n, float* a, int64_t lda, int* ipiv) {
-#ifdef TANDEM_HAVE_CUDA
-    return gpu::factor_host_column_major(device, m, n, a, lda, ipiv);
-#else
-    (void)device, (void)m, (void)n, (void)a, (void)lda, (void)ipiv;
-    throw Error(TANDEM_ERROR_BACKEND_UNAVAILABLE, "tandem was built without the CUDA backend");
-#endif
-}
-
-void solve_with_kept_factors(Device& device, char trans, int64_t n, int64_t nrhs, const int* ipiv,
-                             float* b, int64_t ldb) {
-#ifdef TANDEM_HAVE_CUDA
-    gpu::solve_kept_factors(device, trans, n, nrhs, ipiv, b, ldb);
-#else
-    (void)device, (void)trans, (void)n, (void)nrhs, (void)ipiv, (void)b, (void)ldb;
-    throw Error(TANDEM_ERROR_BACKEND_UNAVAILABLE, "tandem was built without the CUDA backend");
-#endif
-}
-
-void solve_in_gpu_memory(Device& device, char trans, int64_t n, int64_t nrhs, const float* a,
-                         int64_t lda, const int* ipiv, float* b, int64_t ldb) {
-#ifdef TANDEM_HAVE_CUDA
-    gpu::solve_column_major(device, trans, n, nrhs, a, lda, ipiv, b, ldb);
-#else
-    (void)device, (void)trans, (void)n, (void)nrhs, (void)a, (void)lda, (void)ipiv, (void)b, (void)ldb;
-    throw Error(TANDEM_ERROR_BACKEND_UNAVAILABLE, "tandem was built without the CUDA backend");
-#endif
-}
-
-std::string resolve_cache_dir(const std::string& configured) {
-    if (!configured.empty()) return configured;
-    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-        return std::string(xdg) + "/tandem";
-    if (const char* home = std::getenv("HOME"); home && *home)
-        return std::string(home) + "/.cache/tandem";
-    return "";  // nowhere to cache: the shipped tables are used
-}
+void wait_for_gpu(int ordinal) { gpu::synchronize_device(ordinal); }
 
 BackendChoice choose_backend(const Options& options) {
     BackendChoice choice;
@@ -189,42 +109,16 @@ BackendChoice choose_backend(const Options& options) {
     return choice;
 }
 
-namespace {
-
-// CUDA devices live for the whole process once made (never destroyed at exit:
-// the CUDA runtime may already be gone by then).
-struct GpuPool {
-    std::mutex mutex;
-    std::vector<std::unique_ptr<Device>> devices;  // index = CUDA ordinal
-};
-
-GpuPool& gpu_pool() {
-    static GpuPool* pool = new GpuPool;
-    return *pool;
-}
-
-}  // namespace
-
 DeviceLease::DeviceLease(const BackendChoice& choice) {
     if (choice.backend == Backend::host) {
         for (int d = 0; d < choice.num_devices; ++d) owned_.push_back(make_host_device(d));
         for (auto& device : owned_) devices_.push_back(device.get());
-        return;
+    } else if (choice.backend == Backend::gpu) {
+        lock_ = gpu::lock_devices();
+        for (int d = choice.first_device; d < choice.first_device + choice.num_devices; ++d)
+            devices_.push_back(
+                &gpu::kept_device(d, choice.gemm, choice.device_panel, choice.cache_dir));
     }
-#ifdef TANDEM_HAVE_CUDA
-    if (choice.backend == Backend::gpu) {
-        GpuPool& pool = gpu_pool();
-        lock_ = std::unique_lock<std::mutex>(pool.mutex);
-        const int end = choice.first_device + choice.num_devices;
-        if (pool.devices.size() < static_cast<size_t>(end)) pool.devices.resize(end);
-        for (int d = choice.first_device; d < end; ++d) {
-            if (!pool.devices[d]) pool.devices[d] = gpu::make_cuda_device(d);
-            gpu::set_gemm_policy(*pool.devices[d], choice.gemm, choice.cache_dir);
-            gpu::set_panel_method(*pool.devices[d], choice.device_panel);
-            devices_.push_back(pool.devices[d].get());
-        }
-    }
-#endif
 }
 
 DeviceLease::~DeviceLease() = default;
@@ -232,12 +126,7 @@ DeviceLease::~DeviceLease() = default;
 }  // namespace detail
 
 void release_resources() {
-    detail::GpuPool& pool = detail::gpu_pool();
-    std::lock_guard<std::mutex> lock(pool.mutex);
-    pool.devices.clear();
-#ifdef TANDEM_HAVE_CUDA
-    gpu::release_shared_handles();
-#endif
+    gpu::release_devices();
     detail::forget_machine_models();
 }
 

@@ -34,36 +34,13 @@ bool host_cannot_read(const void* pointer);
 // Waits for all work issued so far to CUDA device `ordinal` (no-op without CUDA).
 void wait_for_gpu(int ordinal);
 
-// sgetrf_gpu when the plan is one device panel over the whole matrix: the
-// device's panel routine on the caller's column-major matrix, in place.
-int factor_in_gpu_memory(Device& device, int64_t m, int64_t n, float* a, int64_t lda, int* ipiv);
-
-// sgetrf when the plan is one device panel over the whole matrix: the
-// caller's host matrix through a column-major copy on the GPU (kept there for
-// solve_with_kept_factors).
-int factor_in_host_memory(Device& device, int64_t m, int64_t n, float* a, int64_t lda, int* ipiv);
-// op(A) X = B, B in host memory, with the n x n factors factor_in_host_memory left.
-void solve_with_kept_factors(Device& device, char trans, int64_t n, int64_t nrhs, const int* ipiv,
-                             float* b, int64_t ldb);
-
-// sgetrs_gpu's solve on a CUDA device of a lease (column-major factors and B in its memory).
-void solve_in_gpu_memory(Device& device, char trans, int64_t n, int64_t nrhs, const float* a,
-                         int64_t lda, const int* ipiv, float* b, int64_t ldb);
-
-// Options::cache_dir, or $XDG_CACHE_HOME/tandem, or $HOME/.cache/tandem.
-std::string resolve_cache_dir(const std::string& configured);
-
 // Resolves automatic (and TANDEM_BACKEND) to a concrete backend. Throws
 // Error(TANDEM_ERROR_BACKEND_UNAVAILABLE) naming what is missing when the gpu
 // backend is asked for and cannot run, or TANDEM_BACKEND is malformed.
 BackendChoice choose_backend(const Options& options);
 
-// The devices of one call. CUDA devices (streams, cuBLAS handles, pinned
-// buffers, and device memory that is large enough for the next call) are
-// created once per process and kept, so that a call at small n pays no set-up;
-// tandem::release_resources() frees them. A lease holds the lock of the GPU
-// pool: calls from several threads take turns on the GPUs. Host devices are
-// made for each call.
+// The devices of one call: the GPU backend's kept devices, under its lock
+// (scheduler/gpu_backend.hpp), or host devices made for this call.
 class DeviceLease {
 public:
     explicit DeviceLease(const BackendChoice& choice);

@@ -11,9 +11,9 @@
 #include <map>
 #include <mutex>
 
-#include "cpu/lapack_path.hpp"
+#include "scheduler/cpu_backend.hpp"
 #include "src/backend.hpp"
-#include "src/cache_file.hpp"
+#include "scheduler/cache_file.hpp"
 
 namespace tandem::detail {
 namespace {
@@ -108,7 +108,7 @@ void time_whole_calls(Device& device, PerformanceModel& model) {
             lapack_getrf(ni, ni, a, ni, ipiv);
         });
         const double gpu = time_call(source, n, repeats, [&](float* a, int* ipiv) {
-            factor_in_host_memory(device, n, n, a, n, ipiv);
+            device.factor_host_column_major(n, n, a, n, ipiv);
         });
         model.cpu_calls.push_back({n, cpu});
         model.device_calls.push_back({n, gpu});

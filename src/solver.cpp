@@ -5,7 +5,7 @@
 #include <new>
 #include <string>
 
-#include "cpu/lapack_path.hpp"
+#include "scheduler/cpu_backend.hpp"
 #include "scheduler/blocking_plan.hpp"
 #include "scheduler/step_planner.hpp"
 #include "src/model_cache.hpp"
@@ -196,7 +196,7 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
                 // One panel over the whole matrix: the GPU factors a plain
                 // column-major copy, with no row-major storage to fill and drain.
                 const int info = run_one_panel(report, *devices[0], m, n, [&] {
-                    return factor_in_host_memory(*devices[0], m, n, a, lda, ipiv);
+                    return devices[0]->factor_host_column_major(m, n, a, lda, ipiv);
                 });
                 report.plan += "the panel on a column-major copy of the matrix on the GPU\n";
                 factors_kept_ = m == n;
@@ -276,7 +276,7 @@ int Solver::factor_in_device_memory(int64_t m, int64_t n, float* a, int64_t lda,
             // caller's, in place, it needs neither tandem's row-major copy nor
             // the four transposes around it.
             const int info = run_one_panel(report, *devices[0], m, n, [&] {
-                return factor_in_gpu_memory(*devices[0], m, n, a, lda, ipiv);
+                return devices[0]->factor_column_major(m, n, a, lda, ipiv);
             });
             report.plan += "the panel on the caller's column-major matrix in place\n";
             return info;
@@ -307,7 +307,7 @@ void Solver::solve_in_device_memory(char trans, int64_t n, int64_t nrhs, const f
     Device& device = *lease_->devices()[0];
     if (!factored_) report.device = device.name();
     try {
-        solve_in_gpu_memory(device, trans, n, nrhs, a, lda, ipiv, b, ldb);
+        device.solve_column_major(trans, n, nrhs, a, lda, ipiv, b, ldb);
     } catch (const Error& e) {  // getrs works on B in place
         throw Error(e.code(), std::string(e.what()) + " (in the solve: B may be partially overwritten" +
                                   (factored_ ? "; A and ipiv hold the LU factors)" : ")"));
@@ -337,7 +337,7 @@ void Solver::solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t 
     if (factors_on_device_ || factors_kept_) {
         try {
             if (factors_kept_)
-                solve_with_kept_factors(*lease_->devices()[0], op, n, nrhs, ipiv, b, ldb);
+                lease_->devices()[0]->solve_kept_factors(op, n, nrhs, ipiv, b, ldb);
             else
                 hybrid_->solve(op, nrhs, b, ldb);
         } catch (const Error& e) {

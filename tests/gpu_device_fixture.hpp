@@ -15,7 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "gpu/cuda_backend.hpp"
+#include "gpu/cuda_device.hpp"
+#include "scheduler/gpu_backend.hpp"
 #include "tandem/tandem.hpp"
 #include "tests/test_support.hpp"
 
@@ -64,7 +65,7 @@ protected:
 
     uint64_t seed_ = 0;
     std::mt19937_64 rng_;
-    std::unique_ptr<Device> device_;
+    std::unique_ptr<gpu::CudaDevice> device_;
 };
 
 // A factored panel as the CPU sends it: LAPACK's LU of a random rows x width

@@ -361,9 +361,9 @@ TEST_F(GpuDevice, CatchUpOfABlockWiderThanTheStagingBuffer) {
 // The performance model is cached per fingerprint, and the rates it measures
 // depend on the panel method and the SGEMM policy: each gets its own model.
 TEST_F(GpuDevice, FingerprintNamesThePanelMethod) {
-    gpu::set_panel_method(*device_, DevicePanelMethod::cusolver);
+    device_->set_panel_method(DevicePanelMethod::cusolver);
     const std::string cusolver = device_->fingerprint();
-    gpu::set_panel_method(*device_, DevicePanelMethod::automatic);
+    device_->set_panel_method(DevicePanelMethod::automatic);
     const std::string automatic = device_->fingerprint();
     EXPECT_NE(cusolver, automatic);
     EXPECT_NE(cusolver.find("panel=cusolver"), std::string::npos) << cusolver;
@@ -371,11 +371,11 @@ TEST_F(GpuDevice, FingerprintNamesThePanelMethod) {
 
 TEST_F(GpuDevice, FingerprintNamesTheSgemmPolicy) {
     const std::string cache = "";  // the shipped table; nothing is read
-    gpu::set_gemm_policy(*device_, GemmKernel::cublas, cache);
+    device_->set_gemm_policy(GemmKernel::cublas, cache);
     const std::string cublas = device_->fingerprint();
-    gpu::set_gemm_policy(*device_, GemmKernel::automatic, cache);
+    device_->set_gemm_policy(GemmKernel::automatic, cache);
     const std::string automatic = device_->fingerprint();
-    gpu::set_gemm_policy(*device_, GemmKernel::tandem, cache);
+    device_->set_gemm_policy(GemmKernel::tandem, cache);
     const std::string ours = device_->fingerprint();
     EXPECT_NE(cublas, automatic);
     EXPECT_NE(automatic, ours);
@@ -476,7 +476,7 @@ TEST_F(GpuDevice, FactorPanelMatchesLapackAndBecomesTheWorkspace) {
                                    {1500, 1024, 0}, {20000, 40, 0}, {4096, 72, 1},
                                    {1024, 32, 4}, {1025, 33, 0}, {2048, 17, 8}, {4097, 8, 0},
                                    {3000, 200, 4}, {16000, 64, 0}, {40000, 24, 3}}) {
-        gpu::set_panel_method(*device_, route.method);
+        device_->set_panel_method(route.method);
         gpu::set_leaf_cluster_limit(route.clusters ? gpu::kDefaultLeafClusterLimit : 1);
         SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width) + route.name);
         const int64_t r0 = 7, cols = c0 + width + 9;
@@ -587,7 +587,7 @@ TEST_F(GpuDevice, FactorPanelReportsZeroPivotsAndBreaksTiesLikeLapack) {
     for (DevicePanelMethod method : {DevicePanelMethod::recursive, DevicePanelMethod::cusolver})
     for (auto [rows, width, zero_column] : {std::tuple<int64_t, int, int>{50, 20, 6}, {300, 130, 70},
                                             {3000, 100, 70}}) {
-        gpu::set_panel_method(*device_, method);
+        device_->set_panel_method(method);
         SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width) +
                      (method == DevicePanelMethod::cusolver ? " cuSOLVER" : " recursive"));
         device_->allocate(rows, width, width);

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "gpu/cuda_backend.hpp"
+#include "scheduler/gpu_backend.hpp"
 #include "lapack_oracle.hpp"
 #include "tandem/tandem.hpp"
 #include "test_support.hpp"

@@ -14,7 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "gpu/cuda_backend.hpp"
+#include "gpu/cuda_device.hpp"
+#include "scheduler/gpu_backend.hpp"
 #include "scheduler/performance_model.hpp"
 #include "src/model_cache.hpp"
 #include "lapack_oracle.hpp"
@@ -133,9 +134,9 @@ TEST_F(GpuHostOnePanel, SolvesWithTheFactorsKeptOnTheGpu) {
 // n = 1120, whatever this machine would measure: LAPACK 1 ms up to n = 1000
 // and 100 ms at 2000, the GPU 2 ms and 3 ms (log-log between them).
 void write_model_with_crossover(const std::string& dir) {
-    std::unique_ptr<Device> device = gpu::make_cuda_device(0);
-    gpu::set_gemm_policy(*device, GemmKernel::automatic, dir);
-    gpu::set_panel_method(*device, DevicePanelMethod::automatic);
+    std::unique_ptr<gpu::CudaDevice> device = gpu::make_cuda_device(0);
+    device->set_gemm_policy(GemmKernel::automatic, dir);
+    device->set_panel_method(DevicePanelMethod::automatic);
     PerformanceModel m;
     m.fingerprint = detail::machine_fingerprint(*device, PanelMethod::recursive);
     for (int64_t rows : {1024, 16384})

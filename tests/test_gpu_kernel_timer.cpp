@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "gpu/cuda_backend.hpp"
+#include "scheduler/gpu_backend.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/kernel_timer.hpp"
 

@@ -15,11 +15,11 @@
 #include <fstream>
 #include <string>
 
-#include "cpu/host_device.hpp"
+#include "scheduler/cpu_backend.hpp"
 #include "scheduler/calibration.hpp"
 #include "scheduler/performance_model.hpp"
 #include "scheduler/step_planner.hpp"
-#include "src/cache_file.hpp"
+#include "scheduler/cache_file.hpp"
 #include "src/model_cache.hpp"
 
 namespace tandem::test {

@@ -12,7 +12,7 @@
 #include <tuple>
 #include <vector>
 
-#include "cpu/host_device.hpp"
+#include "scheduler/cpu_backend.hpp"
 #include "scheduler/blocking_plan.hpp"
 #include "scheduler/hybrid_lu.hpp"
 #include "tandem/tandem.hpp"

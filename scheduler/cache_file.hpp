@@ -4,8 +4,8 @@
 // the content's length, so a file cut short is rejected; read only when a
 // regular file, without blocking, with a size limit. Neither throws: a cache
 // must never break a run.
-#ifndef TANDEM_SRC_CACHE_FILE_HPP
-#define TANDEM_SRC_CACHE_FILE_HPP
+#ifndef TANDEM_SCHEDULER_CACHE_FILE_HPP
+#define TANDEM_SCHEDULER_CACHE_FILE_HPP
 
 #include <cstddef>
 #include <string>
@@ -20,9 +20,13 @@ bool write_cache_file(const std::string& path, const std::string& text, std::str
 bool read_cache_file(const std::string& path, size_t max_bytes, std::string& text,
                      std::string& why);
 
+// Options::cache_dir, or $XDG_CACHE_HOME/tandem, or $HOME/.cache/tandem; "" when
+// there is nowhere to cache (the shipped tables are used then).
+std::string resolve_cache_dir(const std::string& configured);
+
 // "[^A-Za-z0-9]" -> '_': a name that is safe in a file name.
 std::string file_name_safe(std::string name);
 
 }  // namespace tandem::detail
 
-#endif  // TANDEM_SRC_CACHE_FILE_HPP
+#endif  // TANDEM_SCHEDULER_CACHE_FILE_HPP

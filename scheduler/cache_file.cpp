@@ -1,4 +1,4 @@
-#include "src/cache_file.hpp"
+#include "scheduler/cache_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -119,6 +120,15 @@ std::string file_name_safe(std::string name) {
     for (char& c : name)
         if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) c = '_';
     return name;
+}
+
+std::string resolve_cache_dir(const std::string& configured) {
+    if (!configured.empty()) return configured;
+    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+        return std::string(xdg) + "/tandem";
+    if (const char* home = std::getenv("HOME"); home && *home)
+        return std::string(home) + "/.cache/tandem";
+    return "";  // nowhere to cache: the shipped tables are used
 }
 
 }  // namespace tandem::detail

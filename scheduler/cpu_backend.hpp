@@ -1,0 +1,34 @@
+// What the rest of tandem asks of the CPU, besides a panel (scheduler/cpu_panel.hpp):
+// the CPU path, where LAPACK (OpenBLAS) answers a call on the host, column-major,
+// with exactly LAPACK's results; and the host device, the device interface on
+// host memory. cpu/ implements both (lapack_path.cpp, host_device.cpp).
+#ifndef TANDEM_SCHEDULER_CPU_BACKEND_HPP
+#define TANDEM_SCHEDULER_CPU_BACKEND_HPP
+
+#include <cstdint>
+#include <memory>
+
+#include "scheduler/device.hpp"
+
+namespace tandem {
+
+// LAPACK sgetrf; returns info (>= 0: arguments are checked before).
+int lapack_getrf(int m, int n, float* a, int lda, int* ipiv);
+
+// LAPACK sgetrs with trans 'N' or 'T'.
+void lapack_getrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv,
+                  float* b, int ldb);
+
+// Name of the BLAS/LAPACK in use, e.g. "OpenBLAS 0.3.21 (16 threads)".
+const char* lapack_name();
+
+// The host device: the device interface on host memory with BLAS. It is the
+// oracle for the CUDA device and lets the whole scheduler (look-ahead,
+// transposed transfers, row swaps, inv(L11), several devices) run without a
+// GPU. Every call runs to completion before it returns, so the queues are
+// trivially ordered; events only record host timestamps.
+std::unique_ptr<Device> make_host_device(int index);
+
+}  // namespace tandem
+
+#endif  // TANDEM_SCHEDULER_CPU_BACKEND_HPP
