@@ -45,6 +45,12 @@ void fill_random(float* data, int64_t count) {
 
 }  // namespace
 
+double interference_share(double update_alone, double panel_alone, double both) {
+    const double shorter = std::min(update_alone, panel_alone);
+    if (!(shorter > 0.0)) return 0.0;
+    return std::clamp((both - std::max(update_alone, panel_alone)) / shorter, 0.0, 1.0);
+}
+
 PerformanceModel calibrate(Device& device, PanelMethod method, const CalibrationGrid& grid,
                            const std::string& fingerprint) {
     PerformanceModel model;
@@ -168,9 +174,7 @@ PerformanceModel calibrate(Device& device, PanelMethod method, const Calibration
                     device.factor_panel(Queue::transfer, 0, 0, size, width, pivot_ints);
                     device.synchronize();
                 });
-            const double shorter = std::min(s, panel_alone);
-            model.device_panel_interference =
-                std::clamp((both - std::max(s, panel_alone)) / shorter, 0.0, 1.0);
+            model.device_panel_interference = interference_share(s, panel_alone, both);
         }
     }
     // The device's panel routine on the whole matrix: the matrix is filled

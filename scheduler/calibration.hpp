@@ -1,8 +1,7 @@
 // The short measurement that gives a performance model its figures, taken
 // through the Device interface (so it works for any device) and the CPU panel.
-// With the default grid it takes about 3 s on the H200 machine (2026-11-22: a
-// `tandem-bench --plan` call took 3.46 s calibrating, 0.43 s with the model
-// cached); tests use a tiny grid on the host device.
+// With the default grid it takes about 3 s on an H100 or H200 (see README);
+// tests use a tiny grid on the host device.
 #ifndef TANDEM_SCHEDULER_CALIBRATION_HPP
 #define TANDEM_SCHEDULER_CALIBRATION_HPP
 
@@ -33,6 +32,12 @@ struct CalibrationGrid {
 // undefined state (the next allocate() discards it).
 PerformanceModel calibrate(Device& device, PanelMethod method, const CalibrationGrid& grid,
                            const std::string& fingerprint);
+
+// How much a device panel and an update slow each other down when they run
+// together, from their times alone and together: 0 when together takes as
+// long as the longer alone (the shorter fully hidden), 1 when it takes their
+// sum (no overlap at all); clamped to [0, 1] against timing noise.
+double interference_share(double update_alone, double panel_alone, double both);
 
 }  // namespace tandem
 

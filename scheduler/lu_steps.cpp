@@ -67,14 +67,15 @@ LuSteps::~LuSteps() {
 
 int LuSteps::run() {
     stream_.start();
-    // The first panel: on the CPU it is still in the caller's array (no round
-    // trip), unless that array is in device memory; on a device it is factored
-    // once uploaded (on the copy queue, which the compute queue waits for).
+    // Panel 0, A(0:m, 0:w): on the CPU it is still in the caller's array (no
+    // round trip), unless that array is in device memory; on a device it is
+    // started once its block column is there (the copy queue, which the
+    // compute queue waits for).
     if (plan_.steps() > 0) {
         if (plan_.panel_on_device(0) || settings_.matrix_on_device) {
             Device& owner = *devices_[plan_.owner(0)];
             if (stream_.arriving()) owner.wait(Queue::compute, stream_.arrival(0));
-            prepare_panel(0, owner.record(Queue::compute));
+            start_panel(0, owner.record(Queue::compute));
         } else
             for (int j = 0; j < plan_.panel_width(0); ++j)
                 std::memcpy(panel_buffers_[0].data() + j * ldp_, a_ + j * lda_,
@@ -84,16 +85,19 @@ int LuSteps::run() {
         stream_.ensure_live(2, 0, -1);
     }
     for (int64_t k = 0; k < plan_.steps(); ++k) {
-        const bool use_inverse = finish_panel(k);
-        // The look-ahead and the next panel need block k+1 on its device.
+        // Panel k, A(j:m, j:j+w): L11, L21 and the pivots of rows j..j+w.
+        const bool use_inverse = factor_panel_on_cpu_or_collect(k);
+        // The look-ahead and panel k+1 need block column k+1 on its device.
         stream_.ensure_live(k + 2, plan_.block_begin(k), static_cast<int>(k));
         const int64_t live_end = stream_.live_end_column();
-        if (stream_.arriving()) {  // k == 0: see first_step_while_arriving
+        if (stream_.arriving()) {
             first_step_while_arriving(use_inverse);
             stream_.join_feeders();
         } else {
+            // Rows j..j+w swapped across the matrix; U12 = inv(L11) A12.
             apply_panel(k, use_inverse, live_end);
-            update(k, live_end);
+            // A22 -= L21 U12, panel k+1 started as soon as its columns are done.
+            update_trailing_matrix(k, live_end);
         }
         host_work(k);
     }
@@ -101,9 +105,9 @@ int LuSteps::run() {
     return info_;
 }
 
-// Panel k: wait for its owner's factorization, or factor it on the CPU (with
-// inv(L11)) while the devices finish the trailing update of step k-1.
-bool LuSteps::finish_panel(int64_t k) {
+// A CPU panel is factored here while the devices finish step k-1's trailing
+// update; a device panel was started by start_panel in step k-1.
+bool LuSteps::factor_panel_on_cpu_or_collect(int64_t k) {
     const int64_t j = plan_.block_begin(k);
     const int width = plan_.panel_width(k);
     const int step = static_cast<int>(k);
@@ -171,6 +175,9 @@ void LuSteps::deliver_panel(int64_t k, bool use_inverse, int d,
     }
 }
 
+// On every device: the interchanges of rows j..j+w on A(j:m, 0:j) (the
+// factors left of the panel) and A(j:m, j+w:live_end); U12 = A(j:j+w,
+// j+w:live_end) := inv(L11) A12 (GEMM) or L11 \ A12 (TRSM).
 void LuSteps::apply_panel(int64_t k, bool use_inverse, int64_t live_end) {
     const int64_t j = plan_.block_begin(k);
     const int width = plan_.panel_width(k);
@@ -208,10 +215,9 @@ void LuSteps::apply_panel(int64_t k, bool use_inverse, int64_t live_end) {
 }
 
 // Step 0 while the blocks are still being uploaded (several devices): each
-// block gets its swaps, U12 and update as soon as it has arrived, the next
-// panel's block first, so that the devices compute during the distribution and
-// panel 1 is factored early. The same operations as apply_panel() + update(),
-// block by block.
+// block gets its swaps, U12 and update as soon as it has arrived. A separate
+// path because a regular step issues each device's columns as one range,
+// which here would wait for the device's last block to arrive.
 void LuSteps::first_step_while_arriving(bool use_inverse) {
     const int width = plan_.panel_width(0);
     const int owner = plan_.owner(0);
@@ -250,7 +256,7 @@ void LuSteps::first_step_while_arriving(bool use_inverse) {
         ctx_.timed(d, Queue::compute, next_block ? "lookahead" : "update", 0, [&](Device& x) {
             x.update_trailing(Queue::compute, 0, width, rows_below, c, w);
         });
-        if (next_block) prepare_panel(1, dev.record(Queue::compute));
+        if (next_block) start_panel(1, dev.record(Queue::compute));
     }
     for (int d = 0; d < static_cast<int>(devices_.size()); ++d) {
         Device& dev = *devices_[d];
@@ -259,12 +265,13 @@ void LuSteps::first_step_while_arriving(bool use_inverse) {
         workspace_read_[0][d] = update_done_[d];
     }
     peer_reads_[owner].insert(peer_reads_[owner].end(), panel_reads.begin(), panel_reads.end());
-    if (has_next && !look_ahead) prepare_panel(1, update_done_[plan_.owner(1)]);
+    if (has_next && !look_ahead) start_panel(1, update_done_[plan_.owner(1)]);
 }
 
-// A22 -= L21 U12. With look-ahead the next panel's block goes first and is
-// factored (or sent to the CPU) while the rest of the update runs.
-void LuSteps::update(int64_t k, int64_t live_end) {
+// A22 = A(j+w:m, j+w:live_end) -= L21 U12. With look-ahead the next panel's
+// block, A(j+w:m, j+w:j+w+w'), goes first and panel k+1 starts on it while
+// the rest of the update runs.
+void LuSteps::update_trailing_matrix(int64_t k, int64_t live_end) {
     const int64_t j = plan_.block_begin(k);
     const int width = plan_.panel_width(k);
     const int64_t rows_below = m_ - j - width;
@@ -291,10 +298,10 @@ void LuSteps::update(int64_t k, int64_t live_end) {
         update_done_[d] = devices_[d]->record(Queue::compute);
         workspace_read_[k % 2][d] = update_done_[d];
     }
-    if (has_next) prepare_panel(k + 1, look_ahead ? next_columns_ready : update_done_[next_owner]);
+    if (has_next) start_panel(k + 1, look_ahead ? next_columns_ready : update_done_[next_owner]);
 }
 
-void LuSteps::prepare_panel(int64_t k, Event after) {
+void LuSteps::start_panel(int64_t k, Event after) {
     const int owner_index = plan_.owner(k);
     Device& owner = *devices_[owner_index];
     const int64_t begin = plan_.block_begin(k);

@@ -37,25 +37,41 @@ public:
     bool wrote_output() const { return stream_.wrote_output(); }
 
 private:
-    // Panel k available on the host side: its pivots (in ipiv_), info, and
-    // whether U12 uses inv(L11).
-    bool finish_panel(int64_t k);
-    // Device d: panel k into its workspace (taken, read from its owner, or
-    // received from the host); peer reads of it are added to panel_reads.
+    // The phases of step k, in the order run() calls them. Step k's panel is
+    // A(j:m, j:j+w) with j = plan_.block_begin(k), w = plan_.panel_width(k);
+    // L11 is its top w x w unit lower triangle, L21 the rows below, A12 =
+    // A(j:j+w, j+w:n) and A22 = A(j+w:m, j+w:n).
+    //
+    // Panel k on the host's side: factored now on the CPU (with inv(L11), whose
+    // norm decides whether U12 uses it), or, when its device factored it
+    // (start_panel), its pivots and info collected. Returns whether U12 uses
+    // inv(L11).
+    bool factor_panel_on_cpu_or_collect(int64_t k);
+    // Every device: panel k into its workspace (deliver_panel), the interchanges
+    // on the columns left and right of the panel, U12 = inv(L11) A12 (or TRSM).
+    void apply_panel(int64_t k, bool use_inverse, int64_t live_end);
+    // A22 -= L21 U12: with look-ahead, the next panel's columns first and panel
+    // k+1 started on them (start_panel), then the rest of A22.
+    void update_trailing_matrix(int64_t k, int64_t live_end);
+    // Panel k started once `after` (an event of its owner's compute queue) has
+    // passed, on the owner's transfer queue: factored by the owner (and copied
+    // to the host for the other devices), or copied to the host for the CPU.
+    void start_panel(int64_t k, Event after);
+    // The host's transfers (uploads of block columns, copies of final rows into
+    // A) while it waits for panel k+1.
+    void host_work(int64_t k);
+
+    // Device d: panel k into its workspace (taken from its own storage, read
+    // from its owner's, or received from the host); peer reads of it are added
+    // to panel_reads.
     void deliver_panel(int64_t k, bool use_inverse, int d,
                        std::vector<std::pair<int, Event>>& panel_reads);
-    // Every device: the panel into its workspace, the interchanges, U12.
-    void apply_panel(int64_t k, bool use_inverse, int64_t live_end);
-    // Step 0 block by block as the blocks arrive (MatrixStream::arriving()).
+    // Step 0 when the matrix is still being distributed over several devices
+    // (MatrixStream::arriving()): the operations of apply_panel and
+    // update_trailing_matrix, block column by block column as each arrives,
+    // the next panel's first, so that the devices compute during the
+    // distribution and panel 1 starts early.
     void first_step_while_arriving(bool use_inverse);
-    // Look-ahead and trailing update of step k; then the next panel set going.
-    void update(int64_t k, int64_t live_end);
-    // Panel k on its way: factored by its owner (and copied to the host for
-    // the other devices), or copied to the host for the CPU, once `after` (an
-    // event of the owner's compute queue) has passed.
-    void prepare_panel(int64_t k, Event after);
-    // The host's transfers while it waits for panel k+1.
-    void host_work(int64_t k);
 
     StepContext& ctx_;
     const BlockingPlan& plan_;

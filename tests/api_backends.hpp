@@ -1,11 +1,15 @@
 // The backend configurations the public-API tests run under: the CPU path
-// (LAPACK, so its results must equal LAPACK's bit for bit) and the hybrid
+// (LAPACK, so its results must equal LAPACK's bit for bit), the hybrid
 // scheduler on emulated host devices with one and two devices and block sizes
-// that do and do not divide the test sizes.
+// that do and do not divide the test sizes, and the GPU (automatic plan, and
+// block size 7 for many steps), skipped where no GPU is usable.
 #ifndef TANDEM_TESTS_API_BACKENDS_HPP
 #define TANDEM_TESTS_API_BACKENDS_HPP
 
+#include <gtest/gtest.h>
+
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tandem/tandem.hpp"
@@ -25,6 +29,8 @@ struct BackendCase {
         o.block_size = block_size;
         return o;
     }
+    // Whether this machine can run the case (a GPU case needs a usable GPU).
+    bool runnable() const { return backend != Backend::gpu || gpu_available(); }
     // The CPU path calls LAPACK, so LAPACK is an exact oracle for it.
     bool equals_lapack() const { return backend == Backend::cpu; }
     // A GoogleTest-safe name such as "cpu" or "host_d2_nb7".
@@ -44,6 +50,8 @@ inline std::vector<BackendCase> api_backend_cases() {
         {Backend::host, 1, 7},   // divides none of the test sizes
         {Backend::host, 2, 7},   // two devices, block columns dealt cyclically
         {Backend::host, 2, 64},  // a second device with no columns for n <= 64
+        {Backend::gpu, 1, 0},    // the GPU's own plan (one device panel for these sizes)
+        {Backend::gpu, 1, 7},    // many steps on the GPU
     };
 }
 
@@ -54,8 +62,26 @@ inline std::vector<BackendCase> api_backend_cases_short() {
         {Backend::host, 1, 0},
         {Backend::host, 1, 7},
         {Backend::host, 2, 64},
+        {Backend::gpu, 1, 0},
     };
 }
+
+inline const BackendCase& backend_case(const BackendCase& c) { return c; }
+template <class Other>
+const BackendCase& backend_case(const std::tuple<BackendCase, Other>& p) {
+    return std::get<0>(p);
+}
+
+// A test over backend cases (or (case, something) pairs) that skips the
+// cases this machine cannot run.
+template <class Param>
+class BackendTest : public testing::TestWithParam<Param> {
+protected:
+    void SetUp() override {
+        if (!backend_case(this->GetParam()).runnable())
+            GTEST_SKIP() << "no usable GPU for " << backend_case(this->GetParam()).name();
+    }
+};
 
 }  // namespace tandem::test
 

@@ -70,7 +70,7 @@ void expect_bad_options_rejected(const Options& good, int position,
          [](Options& o) { o.inverse_threshold = std::numeric_limits<float>::infinity(); });
 }
 
-class ApiArguments : public testing::TestWithParam<BackendCase> {};
+class ApiArguments : public BackendTest<BackendCase> {};
 
 TEST_P(ApiArguments, SgetrfRejectsEachBadArgument) {
     const Options col = GetParam().options();
@@ -184,7 +184,8 @@ TEST_P(ApiArguments, SgesvRejectsEachBadArgument) {
 INSTANTIATE_TEST_SUITE_P(Api, ApiArguments,
                          testing::Values(BackendCase{Backend::cpu, 0, 0},
                                          BackendCase{Backend::host, 1, 0},
-                                         BackendCase{Backend::host, 2, 7}),
+                                         BackendCase{Backend::host, 2, 7},
+                                         BackendCase{Backend::gpu, 1, 0}),
                          [](const auto& p) { return p.param.name(); });
 
 }  // namespace

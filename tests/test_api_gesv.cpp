@@ -67,7 +67,7 @@ void check_gesv(const BackendCase& c, MatrixKind kind, int n, int nrhs) {
     }
 }
 
-class GesvKinds : public testing::TestWithParam<std::tuple<BackendCase, MatrixKind>> {};
+class GesvKinds : public BackendTest<std::tuple<BackendCase, MatrixKind>> {};
 
 TEST_P(GesvKinds, SolvesWithSmallResidual) {
     const BackendCase c = std::get<0>(GetParam());
@@ -85,7 +85,7 @@ INSTANTIATE_TEST_SUITE_P(
         return std::get<0>(p.param).name() + "_" + kind_name(std::get<1>(p.param));
     });
 
-class GesvBackends : public testing::TestWithParam<BackendCase> {};
+class GesvBackends : public BackendTest<BackendCase> {};
 
 TEST_P(GesvBackends, SolvesLargerSystemsWithManyRightHandSides) {
     const BackendCase c = GetParam();

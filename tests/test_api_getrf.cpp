@@ -57,7 +57,7 @@ std::vector<float> random_with_zero_columns(Shape s, int lda, const std::vector<
 }
 
 // ---------------------------------------------------------------------------
-class GetrfKinds : public testing::TestWithParam<std::tuple<BackendCase, MatrixKind>> {};
+class GetrfKinds : public BackendTest<std::tuple<BackendCase, MatrixKind>> {};
 
 TEST_P(GetrfKinds, MatchesLapackInfoWithSmallResidual) {
     const BackendCase c = std::get<0>(GetParam());
@@ -86,7 +86,7 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // ---------------------------------------------------------------------------
-class GetrfBackends : public testing::TestWithParam<BackendCase> {};
+class GetrfBackends : public BackendTest<BackendCase> {};
 
 // A zero column stays exactly zero through elimination, so U(j,j) = 0 for the
 // first one inside min(m,n) on every backend and INFO is exact.
@@ -225,7 +225,7 @@ INSTANTIATE_TEST_SUITE_P(Api, GetrfBackends, testing::ValuesIn(api_backend_cases
 
 // ---------------------------------------------------------------------------
 // The largest sizes of the suite, on fewer configurations.
-class GetrfLarger : public testing::TestWithParam<BackendCase> {};
+class GetrfLarger : public BackendTest<BackendCase> {};
 
 TEST_P(GetrfLarger, MatchesLapackInfoWithSmallResidual) {
     const BackendCase c = GetParam();
@@ -243,7 +243,7 @@ INSTANTIATE_TEST_SUITE_P(Api, GetrfLarger, testing::ValuesIn(api_backend_cases_s
 // ---------------------------------------------------------------------------
 // The host backend's two ways of forming U12, each forced for every step, with
 // and without look-ahead.
-class GetrfHostU12Paths : public testing::TestWithParam<BackendCase> {};
+class GetrfHostU12Paths : public BackendTest<BackendCase> {};
 
 TEST_P(GetrfHostU12Paths, TrsmOnlyAndInverseOnlyBothFactorCorrectly) {
     const BackendCase c = GetParam();

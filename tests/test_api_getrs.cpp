@@ -61,7 +61,7 @@ void check_getrs(const BackendCase& c, MatrixKind kind, char trans, int n, int n
     }
 }
 
-class GetrsKinds : public testing::TestWithParam<std::tuple<BackendCase, MatrixKind>> {};
+class GetrsKinds : public BackendTest<std::tuple<BackendCase, MatrixKind>> {};
 
 TEST_P(GetrsKinds, SolvesEveryTransWithSmallResidual) {
     const BackendCase c = std::get<0>(GetParam());
@@ -80,7 +80,7 @@ INSTANTIATE_TEST_SUITE_P(
         return std::get<0>(p.param).name() + "_" + kind_name(std::get<1>(p.param));
     });
 
-class GetrsBackends : public testing::TestWithParam<BackendCase> {};
+class GetrsBackends : public BackendTest<BackendCase> {};
 
 TEST_P(GetrsBackends, SolvesWithOddSizesAndManyRightHandSides) {
     const BackendCase c = GetParam();

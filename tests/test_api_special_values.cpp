@@ -37,13 +37,17 @@ TEST(ApiSpecialValues, NanIsFactoredAsLapackDoes) {
                            Route{"host, CPU panels", Backend::host, PanelPlacement::cpu, 1},
                            Route{"host, device panels", Backend::host, PanelPlacement::device, 1},
                            Route{"2 hosts, device panels", Backend::host, PanelPlacement::device, 2},
-                           Route{"2 hosts, CPU panels", Backend::host, PanelPlacement::cpu, 2}}) {
+                           Route{"2 hosts, CPU panels", Backend::host, PanelPlacement::cpu, 2},
+                           Route{"GPU, its own plan", Backend::gpu, PanelPlacement::automatic, 1},
+                           Route{"GPU, device panels", Backend::gpu, PanelPlacement::device, 1},
+                           Route{"GPU, CPU panels", Backend::gpu, PanelPlacement::cpu, 1}}) {
         SCOPED_TRACE(r.name);
+        if (r.backend == Backend::gpu && !gpu_available()) continue;  // no GPU here
         Options o;
         o.backend = r.backend;
         o.placement = r.placement;
         o.num_devices = r.devices;
-        if (r.backend == Backend::host) o.block_size = 32;
+        if (r.placement != PanelPlacement::automatic) o.block_size = 32;
         std::vector<float> lu = a;
         std::vector<int> ipiv(n, -7);
         int info = -100;
