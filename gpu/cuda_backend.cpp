@@ -138,14 +138,14 @@ std::unique_lock<std::mutex> lock_devices() {
     return std::unique_lock<std::mutex>(kept_devices().mutex);
 }
 
-Device& kept_device(int ordinal, GemmKernel gemm, DevicePanelMethod panel,
-                    const std::string& cache_dir) {
+Device& kept_device(int ordinal, const GpuSettings& settings) {
     std::vector<std::unique_ptr<CudaDevice>>& devices = kept_devices().devices;
     if (ordinal < 0 || ordinal >= device_count()) (void)make_cuda_device(ordinal);  // says why not
     if (devices.size() <= static_cast<size_t>(ordinal)) devices.resize(ordinal + 1);
     if (!devices[ordinal]) devices[ordinal] = make_cuda_device(ordinal);
-    devices[ordinal]->set_gemm_policy(gemm, cache_dir);
-    devices[ordinal]->set_panel_method(panel);
+    devices[ordinal]->set_gemm_policy(settings.gemm, settings.cache_dir);
+    devices[ordinal]->set_update_precision(settings.update);
+    devices[ordinal]->set_panel_method(settings.panel);
     return *devices[ordinal];
 }
 

@@ -97,7 +97,8 @@ std::string CudaDevice::fingerprint() const {
     const char* panel = panel_method_ == DevicePanelMethod::cusolver    ? "cusolver"
                         : panel_method_ == DevicePanelMethod::recursive ? "recursive"
                                                                         : "auto";
-    return fingerprint_ + " gemm=" + gemm + " panel=" + panel;
+    const char* update = update_precision_ == UpdatePrecision::tf32x3 ? " update=tf32x3" : "";
+    return fingerprint_ + " gemm=" + gemm + " panel=" + panel + update;
 }
 
 CudaDevice::~CudaDevice() {
@@ -119,6 +120,11 @@ void CudaDevice::release_buffers() noexcept {
         inv_l11_[s].reset();
     }
     slot_ = 0;
+    for (int q = 0; q < kQueues; ++q) {
+        split_l21_[q].reset();
+        split_u12_[q].reset();
+        split_of_[q] = {};
+    }
     perm_.reset();
     resident_pivots_.reset();
     resident_work_.reset();

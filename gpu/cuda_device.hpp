@@ -9,10 +9,11 @@
 //   inv_l11_[2] inv(L11) of each workspace's panel, max_panel_width^2, row-major (panel_ld_).
 //   staging_[q] one transposing-copy buffer per queue (also the scratch of the
 //               out-of-place product U12 = inv(L11) * A12, and the column-major
-//               copy of a panel factored by cuSOLVER: rows x max_panel_width or
+//               copy of a panel factored column-major: rows x max_panel_width or
 //               last_panel_width^2, whichever is larger), so that the two queues
 //               never share one.
-//   getrf_work_[q], getrf_pivots_[q]  cuSOLVER getrf workspace, pivots and info.
+//   getrf_work_[q], getrf_pivots_[q]  cuSOLVER getrf's workspace; the panel's
+//               pivots and info (and the recursive panel's row moves).
 // And on the host, per queue, pinned bounce buffers for large copies from and to
 // pageable memory (allocated on first use, kept across allocate()).
 // Queues are three non-blocking CUDA streams (compute at low priority, transfer
@@ -99,6 +100,8 @@ public:
     void set_gemm_policy(GemmKernel kernel, const std::string& cache_dir);
     // How factor_panel factors (Options::device_panel).
     void set_panel_method(DevicePanelMethod method) { panel_method_ = method; }
+    // The arithmetic of update_trailing (Options::update_precision).
+    void set_update_precision(UpdatePrecision precision) { update_precision_ = precision; }
 
     // sgetrs_gpu: op(A) X = B with column-major LU factors `a` (lda) and
     // right-hand sides `b` (ldb, overwritten with X), both in this GPU's
@@ -108,9 +111,10 @@ public:
     void solve_column_major(char trans, int64_t n, int64_t nrhs, const float* a, int64_t lda,
                             const int* ipiv, float* b, int64_t ldb) override;
     // sgetrf_gpu when the plan is one device panel over the whole matrix: the
-    // device's panel routine (cuSOLVER getrf) on the caller's column-major
-    // matrix in this GPU's memory, in place, without the row-major copy and
-    // its transposes. ipiv (min(m, n) ints) is host memory. Returns LAPACK's
+    // device's panel routine (tandem's recursive panel where its leaves reach
+    // and n <= m, else cuSOLVER's getrf; Options::device_panel forces either)
+    // on the caller's column-major matrix in this GPU's memory, in place,
+    // without the row-major copy and its transposes. ipiv (min(m, n) ints) is host memory. Returns LAPACK's
     // info. Ordered and synchronous as solve_column_major.
     int factor_column_major(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv) override;
     // sgetrf on the caller's HOST matrix when the plan is one device panel over
@@ -185,7 +189,25 @@ private:
     float* panel_workspace() const { return panel_[slot_].floats(); }
     float* inverse_workspace() const { return inv_l11_[slot_].floats(); }
     // A fill goes to the other workspace: the one filled before may still be read.
-    void next_workspace() { slot_ ^= 1; }
+    void next_workspace() {
+        slot_ ^= 1;
+        workspace_fill_[slot_] = ++fills_;
+    }
+    uint64_t fills_ = 0;                  // workspace fills so far
+    uint64_t workspace_fill_[2] = {0, 0};  // which fill each workspace holds
+    // Update precision tf32x3 (split_product.hpp): per queue, the split L21 of
+    // a workspace's panel (kept for the step's other updates on that queue)
+    // and the split U12 of the columns being updated.
+    struct SplitPanel {
+        uint64_t fill = 0;  // workspace fill it was split from (0: none)
+        int64_t rows = 0;
+        int width = 0;
+    };
+    SplitPanel split_of_[kQueues];
+    DeviceBuffer split_l21_[kQueues], split_u12_[kQueues];
+    // A22 -= L21 U12 as update_trailing, through the split product.
+    void update_trailing_tf32x3(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
+                                int64_t cols);
     int max_width_ = 0;
     int64_t panel_ld_ = 1;
     int64_t panel_rows_ = 0;  // the received panel: rows x width, inverse or not
@@ -206,7 +228,7 @@ private:
     // column-major), B in host or this GPU's memory; synchronous.
     void solve_with_factors(const float* factors, int64_t ld, bool column_major, char trans,
                             int64_t n, int64_t nrhs, const int* ipiv, float* b, int64_t ldb);
-    DeviceBuffer getrf_pivots_[kQueues];  // per queue: max_panel_width pivots + info
+    DeviceBuffer getrf_pivots_[kQueues];  // per queue: max_panel_width pivots + info + leaf moves
     int64_t staging_capacity_ = 0;  // floats, each
     BounceBuffers bounce_[kQueues];
 
@@ -216,6 +238,7 @@ private:
 
     GemmKernel gemm_policy_ = GemmKernel::cublas;
     DevicePanelMethod panel_method_ = DevicePanelMethod::automatic;
+    UpdatePrecision update_precision_ = UpdatePrecision::fp32;
     std::optional<SgemmTuningTable> gemm_table_;  // for automatic and tandem
     std::string gemm_table_key_;                  // policy and cache dir it was made for
 

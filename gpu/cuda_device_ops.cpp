@@ -7,6 +7,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_device.hpp"
 #include "gpu/permute_rows.hpp"
+#include "gpu/split_product.hpp"
 #include "gpu/swap_rows.hpp"
 #include "tandem/tandem.hpp"
 
@@ -117,9 +118,32 @@ void CudaDevice::update_trailing(Queue q, int64_t r0, int width, int64_t rows, i
     check_block("update_trailing", r0, c0, width + rows, cols);
     if (rows == 0 || cols == 0 || width == 0) return;  // reads no workspace (Device contract)
     check_panel("update_trailing", width, width + rows);
+    if (update_precision_ == UpdatePrecision::tf32x3) {
+        update_trailing_tf32x3(q, r0, width, rows, c0, cols);
+        return;
+    }
     const float* l21 = panel_workspace() + int64_t(width) * panel_ld_;
     product(q, rows, cols, width, -1.0f, l21, panel_ld_, at(r0, c0), ld_, 1.0f,
             at(r0 + width, c0), ld_);
+}
+
+// L21 is split once per workspace fill and queue (the look-ahead and the rest
+// of a step's update share it), U12's columns at each call.
+void CudaDevice::update_trailing_tf32x3(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
+                                        int64_t cols) {
+    const int qi = static_cast<int>(q);
+    const cudaStream_t s = stream(q);
+    SplitPanel& split = split_of_[qi];
+    if (split.fill != workspace_fill_[slot_] || split.rows != rows || split.width != width) {
+        split_l21_[qi].ensure(sizeof(float) * 3 * rows * width, "split L21 (tf32x3 update)");
+        split_left_tf32x3(s, rows, width, panel_workspace() + int64_t(width) * panel_ld_,
+                          panel_ld_, split_l21_[qi].floats());
+        split = {workspace_fill_[slot_], rows, width};
+    }
+    split_u12_[qi].ensure(sizeof(float) * 3 * width * cols, "split U12 (tf32x3 update)");
+    split_right_tf32x3(s, width, cols, at(r0, c0), ld_, split_u12_[qi].floats());
+    product_tf32x3(blas(q), rows, cols, width, -1.0f, split_l21_[qi].floats(),
+                   split_u12_[qi].floats(), 1.0f, at(r0 + width, c0), ld_);
 }
 
 // The deferred block's catch-up: the row interchanges of the first j columns,

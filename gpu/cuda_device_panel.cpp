@@ -13,6 +13,7 @@
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_device.hpp"
+#include "gpu/cusolver_getrf.hpp"
 #include "gpu/gemm.hpp"
 #include "gpu/panel_leaf.hpp"
 #include "gpu/recursive_panel.hpp"
@@ -20,18 +21,20 @@
 #include "tandem/tandem.hpp"
 
 namespace tandem::gpu {
+namespace {
+
+constexpr const char* kGetrfWorkspaceName = "cuSOLVER getrf workspace";
+
+}  // namespace
 
 void CudaDevice::ensure_getrf_workspace(Queue q, int64_t rows, int width, bool cusolver_work) {
     const int index = static_cast<int>(q);
     if (rows <= 0 || width <= 0) return;
-    size_t work_bytes = 0;
-    if (cusolver_work) {
-        const int rows_i = blas_int(rows, "panel rows");
-        int work_floats = 0;
-        TANDEM_CUSOLVER_CHECK(cusolverDnSgetrf_bufferSize(solver(q), rows_i, width,
-                                                          staging(q).data, rows_i, &work_floats));
-        work_bytes = sizeof(float) * static_cast<size_t>(std::max(work_floats, 1));
-    }
+    // The size cusolver_getrf will ask for this panel in staging(q), so that it
+    // finds the workspace large enough and never grows it mid-factorization.
+    const size_t work_bytes =
+        cusolver_work ? cusolver_getrf_workspace_bytes(solver(q), rows, width, staging(q).data, rows)
+                      : 0;
     // The pivots, the info, and the recursive panel's list of row moves.
     const size_t pivot_bytes =
         sizeof(int) * static_cast<size_t>(std::max(width, max_width_) + 1 + kLeafMovesInts);
@@ -39,7 +42,7 @@ void CudaDevice::ensure_getrf_workspace(Queue q, int64_t rows, int width, bool c
         return;
     // Buffers still in use by earlier work on this queue must not be freed under it.
     TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream(q)));
-    getrf_work_[index].ensure(work_bytes, "cuSOLVER getrf workspace");
+    getrf_work_[index].ensure(work_bytes, kGetrfWorkspaceName);
     getrf_pivots_[index].ensure(pivot_bytes, "panel pivots");
 }
 
@@ -79,11 +82,9 @@ void CudaDevice::factor_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int
         if (transposed_recursive) {
             factor_recursively(q, scratch.data, rows, true, rows, width, device_pivots);
         } else {
-            const int rows_i = blas_int(rows, "panel rows");
             TANDEM_CUSOLVER_CHECK(cusolverDnSetStream(solver(q), s));
-            TANDEM_CUSOLVER_CHECK(cusolverDnSgetrf(solver(q), rows_i, width, scratch.data,
-                                                   rows_i, getrf_work_[index].floats(),
-                                                   device_pivots, device_pivots + width));
+            cusolver_getrf(solver(q), rows, width, scratch.data, rows, getrf_work_[index],
+                           kGetrfWorkspaceName, device_pivots, device_pivots + width);
         }
         transpose(scratch.data, rows, rows, width, at(r0, c0), ld_, s);
     }
@@ -95,7 +96,7 @@ void CudaDevice::factor_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int
 // rows): with leaves held by thread block clusters it measured faster than
 // cuSOLVER's getrf on every column-major panel tried on the H200, 1.04-1.36x
 // from 1024 x 128 to 65536 x 512 and the whole 2048^2, 4096^2 and 8192^2
-// (2026-11-22, tools/probes/device_panel_parts.cpp; docs/PERFORMANCE.md).
+// (2026-11-22, tandem-device-panel-parts; docs/ALGORITHM.md).
 // Row-major panels of up to 128 columns are factored in place; wider ones
 // are transposed and factored column-major, for cuBLAS's TRSM of row-major
 // blocks (a right-sided solve to cuBLAS) is about half as fast (138 against

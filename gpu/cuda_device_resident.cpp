@@ -9,6 +9,7 @@
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_device.hpp"
+#include "gpu/cusolver_getrf.hpp"
 #include "gpu/gemm.hpp"
 #include "gpu/panel_leaf.hpp"
 #include "tandem/tandem.hpp"
@@ -27,22 +28,19 @@ int CudaDevice::factor_column_major(int64_t m, int64_t n, float* a, int64_t lda,
     if (m == 0 || n == 0) return 0;
     if (a == nullptr || ipiv == nullptr || lda < m)
         contract_error("factor_column_major", "a or ipiv null, or lda < m");
-    const int m_i = blas_int(m, "m"), n_i = blas_int(n, "n"), lda_i = blas_int(lda, "lda");
+    // cuBLAS and cuSOLVER take int sizes: checked before either route touches A.
+    blas_int(m, "m");
+    blas_int(n, "n");
+    blas_int(lda, "lda");
     const cudaStream_t s = stream(Queue::compute);
     int* device_pivots = nullptr;  // k pivots, then the info
     if (n <= m && use_recursive_panel(m, n, true)) {
         device_pivots = resident_pivots(k + 1 + kLeafMovesInts);
         factor_recursively(Queue::compute, a, lda, true, m, static_cast<int>(n), device_pivots);
     } else {
-        int work_floats = 0;
-        TANDEM_CUSOLVER_CHECK(
-            cusolverDnSgetrf_bufferSize(solver(Queue::compute), m_i, n_i, a, lda_i, &work_floats));
-        const size_t work_bytes = sizeof(float) * static_cast<size_t>(std::max(work_floats, 1));
-        resident_work_.ensure(work_bytes, "sgetrf_gpu's cuSOLVER workspace");
         device_pivots = resident_pivots(k + 1);
-        TANDEM_CUSOLVER_CHECK(cusolverDnSgetrf(solver(Queue::compute), m_i, n_i, a, lda_i,
-                                               resident_work_.floats(), device_pivots,
-                                               device_pivots + k));
+        cusolver_getrf(solver(Queue::compute), m, n, a, lda, resident_work_,
+                       "sgetrf_gpu's cuSOLVER workspace", device_pivots, device_pivots + k);
     }
     std::vector<int> pivots_and_info(static_cast<size_t>(k + 1));
     TANDEM_CUDA_CHECK(cudaMemcpyAsync(pivots_and_info.data(), device_pivots,

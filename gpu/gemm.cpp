@@ -4,9 +4,28 @@
 #include <string>
 
 #include "gpu/cuda_check.hpp"
+#include "gpu/sgemm_variants.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::gpu {
+namespace {
+
+bool can_run_cublas(const SgemmArgs& args, const SgemmStream& where) {
+    return where.cublas_handle != nullptr && args.lda <= INT_MAX && args.ldb <= INT_MAX &&
+           args.ldc <= INT_MAX;
+}
+
+// SgemmStream leaves binding the handle to where.stream to the call (its owner
+// need not have), so gemm's bound queue is made here.
+void run_cublas(const SgemmArgs& args, const SgemmStream& where) {
+    const BlasQueue queue{static_cast<cudaStream_t>(where.stream),
+                          static_cast<cublasHandle_t>(where.cublas_handle)};
+    TANDEM_CUBLAS_CHECK(cublasSetStream(queue.handle, queue.stream));
+    gemm(queue, args.m, args.n, args.k, args.alpha, args.a, args.lda, args.b, args.ldb, args.beta,
+         args.c, args.ldc);
+}
+
+}  // namespace
 
 int blas_int(int64_t v, const char* what) {
     if (v < 0 || v > INT_MAX)
@@ -25,6 +44,14 @@ void gemm(const BlasQueue& queue, int64_t m, int64_t n, int64_t k, float alpha, 
                                     blas_int(m, "m"), blas_int(k, "k"), &alpha, b,
                                     blas_int(ldb, "ldb"), a, blas_int(lda, "lda"), &beta, c,
                                     blas_int(ldc, "ldc")));
+}
+
+SgemmVariant make_cublas_variant() {
+    SgemmVariant variant;
+    variant.name = kCublasVariant;
+    variant.can_run = &can_run_cublas;
+    variant.run = &run_cublas;
+    return variant;
 }
 
 // L X = B (row-major) is X^T L^T = B^T (column-major): a right-side solve with

@@ -1,6 +1,12 @@
-// Row-major level-3 BLAS on the device: the two products of each LU step.
-// This is the seam where tandem's own SGEMM kernels will replace cuBLAS; the
-// callers see only row-major shapes.
+// Row-major level-3 BLAS on the device through cuBLAS, for callers that see
+// only row-major shapes: the one place tandem calls cublasSgemm, and the LU's
+// TRSMs (the solves call cublasStrsm on column-major factors themselves). The
+// products here are the cuBLAS route: every product under
+// Options::gemm = cublas (CudaDevice::product), the recursive panel's own
+// products unless tandem's kernels are forced, and the `cublas` member of the
+// SGEMM menu (make_cublas_variant). The other policies send the trailing
+// updates to the dispatcher (sgemm_dispatch.hpp), which runs tandem's kernels,
+// cuBLASLt's or this product per shape bucket as the tuning table says.
 #ifndef TANDEM_GPU_GEMM_HPP
 #define TANDEM_GPU_GEMM_HPP
 
@@ -10,6 +16,8 @@
 #include <cstdint>
 
 namespace tandem::gpu {
+
+struct SgemmVariant;
 
 // Where a product runs: the stream, and a cuBLAS handle already bound to it
 // (cublasSetStream, pointer mode host).
@@ -22,6 +30,14 @@ struct BlasQueue {
 // (ldb >= n), C is m x n (ldc >= n). Device pointers; C must not overlap A or B.
 void gemm(const BlasQueue& queue, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+// gemm as the SGEMM menu's variant `cublas`: the baseline that the tuner and
+// the benchmark measure tandem's kernels against, and the dispatcher's choice
+// wherever the tuning table says cuBLAS wins. Runs when where.cublas_handle is
+// set and the leading dimensions fit in int; binds the handle to where.stream
+// and uses its math mode (the default, CUBLAS_DEFAULT_MATH, is plain FP32
+// without tensor cores).
+SgemmVariant make_cublas_variant();
 
 // B := inv(L) * B, i.e. solve L * X = B in place: L is m x m unit lower
 // triangular (only its strict lower triangle is read), B is m x n, both

@@ -489,7 +489,7 @@ void set_leaf_cluster_limit(int blocks) { leaf_cluster_limit.store(blocks); }
 
 // One block up to 2048 rows: 16 columns of 2048 rows cost 1.72 us a column
 // there, 32 columns in a cluster of two blocks 1.92 (the H200, 2026-11-22,
-// tools/probes/device_panel_parts.cpp). Beyond, 32-column leaves on clusters
+// tandem-device-panel-parts). Beyond, 32-column leaves on clusters
 // of up to the largest size (16 blocks: 16384 rows), then the narrower leaves.
 // Up to 16384 rows the 32-column leaf is slower alone than the 16-column one
 // on 8 blocks (2.97 against 2.54 us a column) but halves the leaves and

@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "gpu/cuda_check.hpp"
-#include "gpu/sgemm_cublas.hpp"
+#include "gpu/gemm.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::gpu {
 namespace {
 
-// The configuration, as cuBLASLt numbers it (CUDA 13.0; found by the probe's
+// The configuration, as cuBLASLt numbers it (CUDA 13.0; found by an
 // exhaustive search over algorithms, tiles and stages on the LU's shapes).
 constexpr int kAlgorithm = 55;
 constexpr int kTile = CUBLASLT_MATMUL_TILE_256x128;
@@ -62,7 +62,7 @@ struct LtProduct {
 };
 
 // Describes the product and the configuration to cuBLASLt; false where the
-// configuration cannot take it. As for cublasSgemm (sgemm_cublas.cpp), the
+// configuration cannot take it. As for cublasSgemm (gpu/gemm.cpp), the
 // row-major C = A B is the column-major C^T = B^T A^T on the same memory, so B
 // comes first.
 bool configure(const SgemmArgs& args, cublasLtHandle_t lt, LtProduct& product, cublasLtMatmulAlgo_t& algo) {

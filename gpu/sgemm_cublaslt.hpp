@@ -3,7 +3,7 @@
 // SIMT kernel for the LU's large-k updates but launches its blocks row by
 // row; with the swizzle, the blocks resident at one time share more of A and B
 // in L2, and the product runs about 4-5% faster on the H200 at k >= 512
-// (tools/probes/cublaslt_algorithms.cu, docs/PERFORMANCE.md).
+// (docs/PERFORMANCE.md).
 #ifndef TANDEM_GPU_SGEMM_CUBLASLT_HPP
 #define TANDEM_GPU_SGEMM_CUBLASLT_HPP
 

@@ -11,8 +11,8 @@
 // Not (yet) the 64 x 128 tile at BK = 16, although it is faster still at
 // k <= 256 (1.07-1.34x cuBLAS): with it the planner chose many narrow steps whose
 // cost its model underestimates, and the LU at n = 16384 ran 0.98x cuSOLVER
-// instead of 1.12-1.14x (docs/PERFORMANCE.md). `tandem-bench --tune` measures
-// every bucket.
+// instead of 1.12-1.14x (tools/probes/table-ab.sh runs that comparison).
+// `tandem-bench --tune` measures every bucket.
 #include "gpu/sgemm_tuning_table.hpp"
 
 #include "tandem/tandem.hpp"

@@ -1,6 +1,6 @@
 #include "gpu/sgemm_variants.hpp"
 
-#include "gpu/sgemm_cublas.hpp"
+#include "gpu/gemm.hpp"
 #include "gpu/sgemm_cublaslt.hpp"
 #include "gpu/tall_skinny.hpp"
 

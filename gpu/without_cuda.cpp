@@ -26,7 +26,7 @@ std::unique_lock<std::mutex> lock_devices() {
     return std::unique_lock<std::mutex>(unused);
 }
 
-Device& kept_device(int, GemmKernel, DevicePanelMethod, const std::string&) {
+Device& kept_device(int, const GpuSettings&) {
     throw Error(TANDEM_ERROR_BACKEND_UNAVAILABLE, kNotCompiled);
 }
 

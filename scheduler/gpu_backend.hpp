@@ -37,10 +37,16 @@ void synchronize_device(int ordinal);
 // next call), so that a call at small n pays no set-up. Calls from several
 // threads take turns: hold lock_devices() while using them.
 std::unique_lock<std::mutex> lock_devices();
-// The kept device of `ordinal`, its updates' SGEMM set to `gemm` (tuning table
-// cached in cache_dir) and its panels to `panel`. Requires lock_devices().
-Device& kept_device(int ordinal, GemmKernel gemm, DevicePanelMethod panel,
-                    const std::string& cache_dir);
+// How a kept device computes: Options' GPU knobs.
+struct GpuSettings {
+    GemmKernel gemm = GemmKernel::automatic;         // the updates' SGEMM
+    UpdatePrecision update = UpdatePrecision::fp32;  // and their arithmetic
+    DevicePanelMethod panel = DevicePanelMethod::automatic;
+    std::string cache_dir;  // where the SGEMM tuning table is cached
+};
+// The kept device of `ordinal`, set to compute as `settings` says. Requires
+// lock_devices().
+Device& kept_device(int ordinal, const GpuSettings& settings);
 // Frees the kept devices and the library handles kept beside them
 // (tandem::release_resources).
 void release_devices();

@@ -2,7 +2,7 @@
 // written once when the factors come back from the devices), with non-temporal
 // stores: they skip reading each destination cache line before writing it. On
 // the two-H200 machine a pinned -> pageable copy over 16 threads moved 100 GB/s
-// this way against 54 GB/s with memcpy (tools/probes/host_copy_probe.cu); in the other direction, into pinned buffers the copy
+// this way against 54 GB/s with memcpy (the copy timed alone); in the other direction, into pinned buffers the copy
 // engine reads next, plain stores were as fast.
 // The scheduler's interface (the gathers of the factors use it); cpu/ implements it.
 #ifndef TANDEM_SCHEDULER_STREAMING_COPY_HPP

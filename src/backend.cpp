@@ -74,6 +74,7 @@ void wait_for_gpu(int ordinal) { gpu::synchronize_device(ordinal); }
 BackendChoice choose_backend(const Options& options) {
     BackendChoice choice;
     choice.gemm = options.gemm;
+    choice.update_precision = options.update_precision;
     choice.device_panel = options.device_panel;
     choice.cache_dir = resolve_cache_dir(options.cache_dir);
     Backend requested = options.backend;
@@ -115,9 +116,10 @@ DeviceLease::DeviceLease(const BackendChoice& choice) {
         for (auto& device : owned_) devices_.push_back(device.get());
     } else if (choice.backend == Backend::gpu) {
         lock_ = gpu::lock_devices();
+        const gpu::GpuSettings settings{choice.gemm, choice.update_precision, choice.device_panel,
+                                        choice.cache_dir};
         for (int d = choice.first_device; d < choice.first_device + choice.num_devices; ++d)
-            devices_.push_back(
-                &gpu::kept_device(d, choice.gemm, choice.device_panel, choice.cache_dir));
+            devices_.push_back(&gpu::kept_device(d, settings));
     }
 }
 

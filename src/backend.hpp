@@ -19,6 +19,7 @@ struct BackendChoice {
     std::string note;                // why automatic chose what it chose
     bool explicit_request = false;   // Options or TANDEM_BACKEND named the backend
     GemmKernel gemm = GemmKernel::automatic;  // for gpu
+    UpdatePrecision update_precision = UpdatePrecision::fp32;  // for gpu
     DevicePanelMethod device_panel = DevicePanelMethod::automatic;  // for gpu
     std::string cache_dir;                    // tuning cache, resolved (never empty)
 };

@@ -46,6 +46,9 @@ bool options_valid(const Options& o, std::string* why) {
         o.device_panel != DevicePanelMethod::recursive &&
         o.device_panel != DevicePanelMethod::cusolver)
         return fail("options.device_panel is not a DevicePanelMethod value");
+    if (o.update_precision != UpdatePrecision::fp32 &&
+        o.update_precision != UpdatePrecision::tf32x3)
+        return fail("options.update_precision is not an UpdatePrecision value");
     if (!(o.inverse_threshold >= 0.0f) || std::isinf(o.inverse_threshold))
         return fail("options.inverse_threshold is negative, infinite or NaN");
     return true;

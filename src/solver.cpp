@@ -350,7 +350,7 @@ void Solver::solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t 
     // when several GPUs factored them: they are in A already, and uploading them
     // to the first GPU and solving there beat LAPACK's sgetrs on the host 4x at
     // n = 65536 with one right-hand side (0.44 s against 1.76 s, two H200s,
-    // tools/probes/solve_choice.cpp, docs/PERFORMANCE.md); the solve with the
+    // the two solves timed alone); the solve with the
     // factors left distributed would be a chain of n / nb small steps across
     // the GPUs. Never after a CPU fallback.
     const bool several_devices = lease_ && lease_->devices().size() > 1;

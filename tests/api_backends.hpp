@@ -20,6 +20,10 @@ struct BackendCase {
     Backend backend = Backend::cpu;
     int num_devices = 0;
     int block_size = 0;
+    // Fixed for the GPU's many-step case: automatic placement chooses sites
+    // from the model per request, and a row-major request may get other sites
+    // than a column-major one (with results that differ in the last bits).
+    PanelPlacement placement = PanelPlacement::automatic;
 
     Options options(Layout layout = Layout::col_major) const {
         Options o;
@@ -27,6 +31,7 @@ struct BackendCase {
         o.backend = backend;
         o.num_devices = num_devices;
         o.block_size = block_size;
+        o.placement = placement;
         return o;
     }
     // Whether this machine can run the case (a GPU case needs a usable GPU).
@@ -37,7 +42,8 @@ struct BackendCase {
     std::string name() const {
         if (backend == Backend::cpu) return "cpu";
         return std::string(backend_name(backend)) + "_d" + std::to_string(num_devices) + "_nb" +
-               std::to_string(block_size);
+               std::to_string(block_size) +
+               (placement == PanelPlacement::device ? "_device_panels" : "");
     }
 };
 
@@ -51,7 +57,7 @@ inline std::vector<BackendCase> api_backend_cases() {
         {Backend::host, 2, 7},   // two devices, block columns dealt cyclically
         {Backend::host, 2, 64},  // a second device with no columns for n <= 64
         {Backend::gpu, 1, 0},    // the GPU's own plan (one device panel for these sizes)
-        {Backend::gpu, 1, 7},    // many steps on the GPU
+        {Backend::gpu, 1, 7, PanelPlacement::device},  // many steps on the GPU
     };
 }
 

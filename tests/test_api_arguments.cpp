@@ -59,6 +59,7 @@ void expect_bad_options_rejected(const Options& good, int position,
     with("placement 5", [](Options& o) { o.placement = static_cast<PanelPlacement>(5); });
     with("gemm 5", [](Options& o) { o.gemm = static_cast<GemmKernel>(5); });
     with("device_panel 5", [](Options& o) { o.device_panel = static_cast<DevicePanelMethod>(5); });
+    with("update_precision 5", [](Options& o) { o.update_precision = static_cast<UpdatePrecision>(5); });
     with("num_devices -1", [](Options& o) { o.num_devices = -1; });
     with("block_size -1", [](Options& o) { o.block_size = -1; });
     with("max_block_size -1", [](Options& o) { o.max_block_size = -1; });

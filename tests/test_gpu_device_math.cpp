@@ -198,5 +198,59 @@ TEST_F(GpuDevice, OffsetsBeyond32Bits) {
     EXPECT_EQ(wrong, 0);
 }
 
+// Update precision tf32x3: the split product against a double reference, to
+// about 22 bits a product (a single TF32 product keeps 11, which the bound
+// below tells apart); L21 is split once per workspace fill, so a second
+// update of the same fill and an update after a new fill must each use the
+// right panel.
+TEST_F(GpuDevice, SplitTf32UpdateMatchesDoubleProduct) {
+    SCOPED_TRACE(seed_note());
+    const int64_t m = 400, n = 300, r0 = 20;
+    const int w = 64;
+    const int64_t rows = m - r0 - w, prows = m - r0;
+    device_->set_update_precision(UpdatePrecision::tf32x3);
+    device_->allocate(m, n, w);
+    const Vec before = fill_storage(m, n);
+    const Vec first = random(prows * w), second = random(prows * w);
+    // (panel, first column, columns): two updates of one fill, then a new fill.
+    struct Update {
+        const Vec* panel;
+        int64_t c0, cols;
+    };
+    const Update updates[] = {{&first, 10, 50}, {&first, 100, 120}, {&second, 230, 70}};
+    for (const Update& u : updates) {
+        if (&u == &updates[0] || u.panel != (&u - 1)->panel)
+            device_->receive_panel(Queue::compute, u.panel->data(), prows, prows, w, nullptr, 0);
+        device_->update_trailing(Queue::compute, r0, w, rows, u.c0, u.cols);
+    }
+    const Vec after = read_storage(m, n);
+    device_->set_update_precision(UpdatePrecision::fp32);
+    for (const Update& u : updates) {
+        // |c - c^| <= (2 (w + 2) u + 8 2^-22) (|c| + |L21| |U12|): FP32's
+        // accumulation and the split's 22 bits a product.
+        std::vector<double> ref(static_cast<size_t>(rows * u.cols)), bound(ref.size());
+        for (int64_t j = 0; j < u.cols; ++j)
+            for (int64_t i = 0; i < rows; ++i) {
+                const double c = before[(r0 + w + i) + (u.c0 + j) * m];
+                double s = c, a = std::fabs(c);
+                for (int k = 0; k < w; ++k) {
+                    const double lu = double((*u.panel)[(w + i) + k * prows]) *
+                                      before[(r0 + k) + (u.c0 + j) * m];
+                    s -= lu;
+                    a += std::fabs(lu);
+                }
+                ref[i + j * rows] = s;
+                bound[i + j * rows] = (2.0 * (w + 2) * kUnitRoundoff + 8.0 * std::ldexp(1.0, -22)) * a;
+            }
+        int wrong = 0;
+        for (int64_t j = 0; j < u.cols; ++j)
+            for (int64_t i = 0; i < rows; ++i) {
+                const double got = after[(r0 + w + i) + (u.c0 + j) * m];
+                wrong += !(std::fabs(got - ref[i + j * rows]) <= bound[i + j * rows]);
+            }
+        EXPECT_EQ(wrong, 0) << "columns " << u.c0 << ".." << u.c0 + u.cols;
+    }
+}
+
 }  // namespace
 }  // namespace tandem::test

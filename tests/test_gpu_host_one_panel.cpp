@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gpu/cuda_device.hpp"
+#include "scheduler/cache_file.hpp"
 #include "scheduler/gpu_backend.hpp"
 #include "scheduler/performance_model.hpp"
 #include "src/model_cache.hpp"
@@ -152,8 +153,10 @@ void write_model_with_crossover(const std::string& dir) {
     m.transfer_bytes_per_second = 5e10;
     m.host_copy_bytes_per_second = 3e10;
     m.device_panel_interference = 0.5;
-    std::filesystem::create_directories(dir);
-    std::ofstream(detail::model_cache_path(dir, m.fingerprint)) << m.serialize();
+    std::string error;
+    ASSERT_TRUE(detail::write_cache_file(detail::model_cache_path(dir, m.fingerprint),
+                                         m.serialize(), error))
+        << error;
 }
 
 TEST_F(GpuHostOnePanel, AutomaticBackendTakesTheCpuBelowTheMeasuredCrossover) {
@@ -161,7 +164,7 @@ TEST_F(GpuHostOnePanel, AutomaticBackendTakesTheCpuBelowTheMeasuredCrossover) {
         (std::filesystem::temp_directory_path() / ("tandem-crossover-" + std::to_string(test_seed())))
             .string();
     release_resources();  // no model or crossover of this process's earlier calls
-    write_model_with_crossover(dir);
+    ASSERT_NO_FATAL_FAILURE(write_model_with_crossover(dir));
     Options options;
     options.cache_dir = dir;
     struct Case {

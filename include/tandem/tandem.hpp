@@ -65,8 +65,8 @@ enum class GemmKernel { automatic, tandem, cublas };
 //              docs/ALGORITHM.md): tall panels on the GPU when the CPU would
 //              make it wait, short ones on the CPU.
 //   cpu:       every panel on the CPU (the seed design).
-//   device:    every panel on the device owning its columns (cuSOLVER getrf on
-//              a GPU; LAPACK on an emulated host device).
+//   device:    every panel on the device owning its columns (with the
+//              DevicePanelMethod on a GPU; LAPACK on an emulated host device).
 enum class PanelPlacement { automatic, cpu, device };
 
 // How a GPU factors the panels the plan gives it (and sgetrf_gpu a matrix it
@@ -82,42 +82,61 @@ enum class PanelPlacement { automatic, cpu, device };
 //              panel is transposed and back).
 enum class DevicePanelMethod { automatic, recursive, cusolver };
 
+// The arithmetic of a GPU's trailing updates (A22 -= L21 U12, the O(n^3) part).
+//   fp32:   SGEMM (the default).
+//   tf32x3: each operand split into a TF32 high part and a TF32 low part
+//           (a = hi + lo) and the product taken as hi*hi + hi*lo + lo*hi on
+//           the tensor cores, accumulated in FP32: about 22 of FP32's 24
+//           significant bits per product, at a higher rate. The accuracy and the
+//           speed measured against fp32 are in docs/PERFORMANCE.md. Panels,
+//           U12 and solves stay FP32. Entries beyond the split's range (|a| >
+//           2^127 rounds up) keep their FP32 value with a zero low part.
+enum class UpdatePrecision { fp32, tf32x3 };
+
 struct Options {
+    // --- what most calls set -------------------------------------------------
     Layout layout = Layout::col_major;
+    // automatic: the GPU when one is usable (LAPACK on the CPU below the
+    // measured crossover size), else the CPU; TANDEM_BACKEND overrides it.
     Backend backend = Backend::automatic;
     // GPUs (backend gpu) or emulated devices (backend host); 0 = all visible GPUs, or 1 host device.
     int num_devices = 0;
     // Panel width nb of the hybrid algorithm; 0 = chosen automatically.
     int block_size = 0;
+    // When the matrix does not fit in GPU memory under backend automatic, fall
+    // back to the CPU path (true) or report TANDEM_ERROR_OUT_OF_MEMORY (false).
+    bool allow_cpu_fallback = true;
+    // Directory of the per-machine tuning cache; empty = $XDG_CACHE_HOME/tandem
+    // or ~/.cache/tandem.
+    std::string cache_dir;
+
+    // --- expert knobs: the defaults are measured to be the fastest ------------
+    // Where panels are factored, and how (see the enums above).
+    PanelPlacement placement = PanelPlacement::automatic;
+    PanelMethod panel = PanelMethod::automatic;
+    DevicePanelMethod device_panel = DevicePanelMethod::automatic;
+    // Which SGEMM the GPU's updates use, and in what arithmetic.
+    GemmKernel gemm = GemmKernel::automatic;
+    UpdatePrecision update_precision = UpdatePrecision::fp32;
     // The widest panel an automatic plan may choose (block_size 0); 0 = the
     // planner's own limit (1024). Device workspaces grow with it.
     int max_block_size = 0;
     // Look-ahead depth: 0 = none, 1 = the next panel's columns are updated and
-    // sent to the CPU before the rest of the trailing update.
+    // its factorization started before the rest of the trailing update.
     int lookahead = 1;
     // U12 = inv(L11) * A12 by GEMM when ||inv(L11)||_1 <= this, else by TRSM.
     // 0 forces TRSM on every step. Why 1000: see docs/ALGORITHM.md.
     float inverse_threshold = 1000.0f;
-    PanelMethod panel = PanelMethod::automatic;
-    PanelPlacement placement = PanelPlacement::automatic;
-    GemmKernel gemm = GemmKernel::automatic;
-    DevicePanelMethod device_panel = DevicePanelMethod::automatic;
+    // Several GPUs: a panel factored on one GPU goes straight to the others over
+    // their peer link (NVLink or PCIe) where the GPUs allow it. false: through
+    // host memory, as CPU-factored panels always do.
+    bool peer_copies = true;
     // Move the matrix to the devices and the factors back while the steps run:
     // rows of the factors are copied out as soon as they are final, and with
     // one device columns are uploaded as they are needed. false: the whole
     // matrix up front and back at the end. A run-time failure may then leave A
     // partially overwritten, which the error's text says.
     bool stream_matrix = true;
-    // Several GPUs: a panel factored on one GPU goes straight to the others over
-    // their peer link (NVLink or PCIe) where the GPUs allow it. false: through
-    // host memory, as CPU-factored panels always do.
-    bool peer_copies = true;
-    // Directory of the per-machine tuning cache; empty = $XDG_CACHE_HOME/tandem
-    // or ~/.cache/tandem.
-    std::string cache_dir;
-    // When the matrix does not fit in GPU memory under backend automatic, fall
-    // back to the CPU path (true) or report TANDEM_ERROR_OUT_OF_MEMORY (false).
-    bool allow_cpu_fallback = true;
 };
 
 // One interval of the factorization's timeline, in seconds from the call's start.
@@ -185,8 +204,9 @@ int sgetrf_gpu(int m, int n, float* d_a, int ldda, int* ipiv, const Options& opt
 
 // op(A) * X = B with the factors of sgetrf_gpu: d_a and d_b (n x nrhs,
 // overwritten with X) column-major in the memory of one GPU, ipiv in host
-// memory (cuSOLVER's getrs on that GPU). The same Options rules and memory
-// checks as sgetrf_gpu (info -4 for d_a, -7 for d_b, -9 for the options).
+// memory (the row interchanges and two cuBLAS triangular solves on that GPU).
+// The same Options rules and memory checks as sgetrf_gpu (info -4 for d_a, -7
+// for d_b, -9 for the options).
 int sgetrs_gpu(char trans, int n, int nrhs, const float* d_a, int ldda, const int* ipiv,
                float* d_b, int lddb, const Options& options = {}, Report* report = nullptr);
 
@@ -205,7 +225,7 @@ int sgesv(int n, int nrhs, float* a, int lda, int* ipiv, float* b, int ldb,
 // What sgetrf(m, n, ..., options) would do, as text: the backend and devices
 // and, for the hybrid backends, each step's panel width and where the panel is
 // factored (on a GPU from this machine's performance model, which is measured
-// now, within about 2 s, if none is cached yet). Throws tandem::Error like sgetrf.
+// now, within about 3 s, if none is cached yet). Throws tandem::Error like sgetrf.
 std::string describe_plan(int m, int n, const Options& options = {});
 
 // Whether the GPU backend was compiled in and at least one CUDA device is usable.

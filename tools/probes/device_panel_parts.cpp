@@ -1,14 +1,14 @@
 // Where the recursive device panel's time goes: each of its operations timed
 // alone (CUDA events, median of 7), and the whole panel beside cuSOLVER's
-// getrf on the same column-major data. Links the built library:
-//   nvcc -O2 -std=c++17 -I. -Iinclude tools/probes/device_panel_parts.cpp -o /tmp/parts \
-//     -Lbuild -ltandem -lcublas -lcusolver -Xlinker -rpath=$PWD/build && /tmp/parts
+// getrf on the same column-major data. Built with the CUDA backend as
+// build/bench/tandem-device-panel-parts (bench/CMakeLists.txt); no arguments.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <stdexcept>

@@ -1,14 +1,10 @@
 # One call on the two-GPU machine (device tool, kind nvidia-h200-x2): build, the
-# GPU tests (two GPUs), the host copy probe, then tandem-bench lu at n = 32768
-# and 65536 on one GPU and on two (panels GPU to GPU, then through the host),
-# the two-GPU peer run with a trace. PROBE_GIB=0 skips the probe.
+# GPU tests (two GPUs), then tandem-bench lu at n = 32768 and 65536 on one GPU
+# and on two (panels GPU to GPU, then through the host), the two-GPU peer run
+# with a trace.
 set -u
 DEVICE_CHECK_STEPS=build tools/device-check.sh 2>&1 | tail -2
 (cd build && ctest -R "gpu|Gpu|GPU" -j 4 --timeout 300 --output-on-failure > $OUT/tests.log 2>&1; grep -E "tests passed|tests failed|\(Failed\)" $OUT/tests.log | head)
-if [ "${PROBE_GIB:-4}" != 0 ]; then
-  nvcc -O3 -std=c++17 -arch=sm_90 -Xcompiler -fopenmp,-mavx2 tools/probes/host_copy_probe.cu -o build/host_copy_probe -lgomp &&
-    build/host_copy_probe "${PROBE_GIB:-4}" 3 > $OUT/host-copy.log 2>&1; tail -3 $OUT/host-copy.log
-fi
 SIZES=${SIZES:-32768,65536}
 # RUNS: GPUS:PEER pairs (default: one GPU, two with peer copies, two without).
 for run in ${RUNS:-1:1 2:1 2:0}; do
