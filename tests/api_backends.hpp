@@ -36,6 +36,11 @@ struct BackendCase {
     }
     // Whether this machine can run the case (a GPU case needs a usable GPU).
     bool runnable() const { return backend != Backend::gpu || gpu_available(); }
+    // Whether the same matrix in the two layouts gives bit-identical factors:
+    // the GPU's routes may order the same operations differently per layout
+    // (a row-major matrix streams to the device without transposes), which
+    // changes the last bits.
+    bool layouts_bit_identical() const { return backend != Backend::gpu; }
     // The CPU path calls LAPACK, so LAPACK is an exact oracle for it.
     bool equals_lapack() const { return backend == Backend::cpu; }
     // A GoogleTest-safe name such as "cpu" or "host_d2_nb7".

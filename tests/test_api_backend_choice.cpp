@@ -118,5 +118,14 @@ TEST(ApiBackendChoice, EnvironmentSteersAutomaticOnly) {
     }
 }
 
+// The suite's fixture (tests/CMakeLists.txt: machine_model_calibrated): the
+// automatic plan for a mid-size matrix, which on a GPU calibrates and caches
+// this machine's model before the other tests start.
+TEST(MachineModel, CalibratedOnceForTheSuite) {
+    const std::string plan = describe_plan(4096, 4096);
+    const std::string backend = gpu_available() ? "backend gpu" : "backend cpu";
+    EXPECT_NE(plan.find(backend), std::string::npos) << plan;
+}
+
 }  // namespace
 }  // namespace tandem::test
