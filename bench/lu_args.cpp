@@ -1,8 +1,5 @@
 #include "bench/lu_args.hpp"
 
-#include <initializer_list>
-#include <utility>
-
 namespace tandem_bench {
 namespace {
 
@@ -15,23 +12,6 @@ bool parse_switch(const std::string& name, const std::string& value, bool& on, s
     }
     on = number == 1;
     return true;
-}
-
-// An option that names one of a few choices (`name` for the message).
-template <class Choice>
-bool parse_choice(const std::string& name, const std::string& value,
-                  std::initializer_list<std::pair<const char*, Choice>> choices, Choice& out,
-                  std::string& error) {
-    std::string names;
-    for (const auto& [word, choice] : choices) {
-        if (value == word) {
-            out = choice;
-            return true;
-        }
-        names += (names.empty() ? "" : ", ") + std::string(word);
-    }
-    error = name + ": '" + value + "' is not one of " + names;
-    return false;
 }
 
 bool parse_backend(const std::string& text, tandem::Backend& backend) {
@@ -72,6 +52,11 @@ void print_lu_usage(std::ostream& os) {
           "  --lookahead L        tandem look-ahead depth 0|1 (default 1)\n"
           "  --panel P            CPU panel: auto|lapack|recursive (default auto = recursive)\n"
           "  --gemm G             GPU update SGEMM: auto|tandem|cublas (default auto = tuning table)\n"
+          "  --update-precision U\n"
+          "                       arithmetic of the GPU's trailing updates A22 -= L21 U12: fp32\n"
+          "                       (SGEMM) or tf32x3 (each operand split into two TF32 parts, three\n"
+          "                       tensor-core products: close to FP32's accuracy, faster); no\n"
+          "                       effect on the cpu and host backends (default fp32)\n"
           "  --device-panel D     how a GPU factors its panels: auto|recursive|cusolver\n"
           "                       (default auto = recursive wherever its leaves reach, up to\n"
           "                       65536 rows; panels of tandem's row-major copy wider than 128\n"
@@ -108,7 +93,8 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
     static const std::vector<std::string> flags = {"-h", "--help", "--plan"};
     static const std::vector<std::string> valued = with_sweep_options(
         {"--backend", "--nb", "--max-nb", "--lookahead", "--gpus", "--plot", "--trace", "--panel",
-         "--gemm", "--placement", "--device-panel", "--stream", "--peer", "--matrix"});
+         "--gemm", "--update-precision", "--placement", "--device-panel", "--stream", "--peer",
+         "--matrix"});
     for (std::size_t i = 0; i < args.size(); ++i) {
         std::string name, value;
         if (!next_option(args, i, flags, valued, name, value, error)) return false;
@@ -143,6 +129,9 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
                               {{"auto", GemmKernel::automatic}, {"tandem", GemmKernel::tandem},
                                {"cublas", GemmKernel::cublas}},
                               out.options.gemm, error))
+                return false;
+        } else if (name == "--update-precision") {
+            if (!parse_update_precision(name, value, out.options.update_precision, error))
                 return false;
         } else if (name == "--device-panel") {
             using tandem::DevicePanelMethod;

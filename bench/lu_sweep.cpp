@@ -200,7 +200,8 @@ int run_lu_mode(const std::vector<std::string>& raw_args, const std::string& com
               << ", nb " << (args.options.block_size ? std::to_string(args.options.block_size) : "auto")
               << ", matrix in " << (args.matrix_on_gpu ? "GPU memory (sgetrf_gpu)" : "host memory (sgetrf)")
               << ", lookahead " << args.options.lookahead << ", devices "
-              << (args.options.num_devices ? std::to_string(args.options.num_devices) : "default") << "\n"
+              << (args.options.num_devices ? std::to_string(args.options.num_devices) : "default")
+              << ", GPU updates " << update_precision_name(args.options.update_precision) << "\n"
               << "machine:   " << std::thread::hardware_concurrency() << " hardware threads, "
               << tandem::gpu_count() << " usable GPU(s)\n"
               << "timing:    median of " << args.repeats << " after a warm-up (>= 1 run, >= "
@@ -239,15 +240,21 @@ int run_lu_mode(const std::vector<std::string>& raw_args, const std::string& com
     }
 
     std::cout << "\n";
-    print_table(std::cout, results, show_cusolver, cusolver_note, args.matrix_on_gpu);
+    print_table(std::cout, results, show_cusolver, cusolver_note, args.matrix_on_gpu,
+                args.options.update_precision);
 
     int status = 0;
     if (!args.csv_path.empty()) {
-        if (write_csv(args.csv_path, results, error)) std::cout << "CSV:   " << args.csv_path << "\n";
-        else { std::cerr << "tandem-bench: " << error << "\n"; status = 1; }
+        if (write_csv(args.csv_path, results, args.options.update_precision, error)) {
+            std::cout << "CSV:   " << args.csv_path << "\n";
+        } else {
+            std::cerr << "tandem-bench: " << error << "\n";
+            status = 1;
+        }
     }
     if (!args.plot_path.empty()) {
-        const std::string title = "sgetrf, tandem backend " + args.backend_text + " -> " + resolved;
+        const std::string title = "sgetrf, tandem backend " + args.backend_text + " -> " + resolved +
+                                  ", GPU updates " + update_precision_name(args.options.update_precision);
         std::string message;
         const PlotOutcome outcome = write_plot(args.plot_path, results, title, message);
         std::cout << "plot:  " << message << "\n";

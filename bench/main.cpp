@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/accuracy_bench.hpp"
 #include "bench/first_call.hpp"
 #include "bench/gemm_bench.hpp"
 #include "bench/lu_args.hpp"
@@ -74,6 +75,10 @@ const Mode modes[] = {
      "sweep n and nrhs: tandem sgesv (host and GPU memory) vs cuSOLVER getrf+getrs and its IRS "
      "solvers vs LAPACK sgesv",
      tandem_bench::run_solve_mode},
+    {"accuracy",
+     "per matrix kind, n and seed: tandem sgesv's residual, backward error and time with the "
+     "GPU's updates in fp32 and tf32x3",
+     tandem_bench::run_accuracy_mode},
 };
 
 void print_usage(std::ostream& os) {

@@ -111,6 +111,19 @@ bool parse_int_list(const std::string& option, const std::string& text, long lon
     return true;
 }
 
+const char* update_precision_name(tandem::UpdatePrecision precision) {
+    return precision == tandem::UpdatePrecision::tf32x3 ? "tf32x3" : "fp32";
+}
+
+bool parse_update_precision(const std::string& option, const std::string& value,
+                            tandem::UpdatePrecision& out, std::string& error) {
+    using tandem::UpdatePrecision;
+    return parse_choice(option, value,
+                        {{update_precision_name(UpdatePrecision::fp32), UpdatePrecision::fp32},
+                         {update_precision_name(UpdatePrecision::tf32x3), UpdatePrecision::tf32x3}},
+                        out, error);
+}
+
 bool parse_sizes(const std::string& text, std::vector<int>& sizes, std::string& error) {
     return parse_int_list("--sizes", text, 1, 65536, "a size in 1..65536", "1024,2048", sizes, error);
 }

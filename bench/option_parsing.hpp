@@ -6,8 +6,12 @@
 #define TANDEM_BENCH_OPTION_PARSING_HPP
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "tandem/tandem.hpp"
 
 namespace tandem_bench {
 
@@ -68,6 +72,31 @@ bool parse_int_option(const std::string& option, const std::string& value, long 
 bool parse_int_list(const std::string& option, const std::string& text, long long low,
                     long long high, const std::string& expected, const std::string& example,
                     std::vector<int>& values, std::string& error);
+
+// An option that names one of a few choices ("--gemm", "cublas"): the choice
+// stored into `out`; otherwise error = "<option>: '<value>' is not one of <names>".
+template <class Choice>
+bool parse_choice(const std::string& option, const std::string& value,
+                  std::initializer_list<std::pair<const char*, Choice>> choices, Choice& out,
+                  std::string& error) {
+    std::string names;
+    for (const auto& [word, choice] : choices) {
+        if (value == word) {
+            out = choice;
+            return true;
+        }
+        names += (names.empty() ? "" : ", ") + std::string(word);
+    }
+    error = option + ": '" + value + "' is not one of " + names;
+    return false;
+}
+
+// The word the options, tables and CSVs use for an update precision: "fp32", "tf32x3".
+const char* update_precision_name(tandem::UpdatePrecision precision);
+
+// --update-precision: fp32 or tf32x3 (Options::update_precision).
+bool parse_update_precision(const std::string& option, const std::string& value,
+                            tandem::UpdatePrecision& out, std::string& error);
 
 // --sizes: matrix orders in 1..65536 (65536^2 floats is 16 GiB per copy:
 // beyond that a sweep cannot be meant).

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <utility>
 
+#include "bench/option_parsing.hpp"
 #include "bench/text_table.hpp"
 
 namespace tandem_bench {
@@ -40,7 +41,8 @@ std::string status_text(const Measurement& m) {
 }  // namespace
 
 void print_table(std::ostream& os, const std::vector<SizeResult>& results, bool show_cusolver,
-                 const std::string& cusolver_note, bool matrix_on_gpu) {
+                 const std::string& cusolver_note, bool matrix_on_gpu,
+                 tandem::UpdatePrecision update_precision) {
     std::vector<std::string> header = {"n", "tandem GF/s", "LAPACK GF/s"};
     if (show_cusolver) {
         header.insert(header.end(), {"cuSOLVER GF/s", "cuSOLVER+copy GF/s", "tandem/cuSOLVER",
@@ -88,6 +90,10 @@ void print_table(std::ostream& os, const std::vector<SizeResult>& results, bool 
         os << "cuSOLVER: cusolverDnSgetrf alone on a device-resident matrix (CUDA events); cuSOLVER+copy:\n"
               "the same plus copying A to the device and A and ipiv back (host wall clock, pageable memory).\n";
     }
+    os << "tandem's trailing updates on a GPU: " << update_precision_name(update_precision)
+       << (update_precision == tandem::UpdatePrecision::tf32x3
+               ? " (split TF32 tensor-core products; the cpu and\nhost backends compute in FP32).\n"
+               : " (SGEMM).\n");
     os << "(same code): tandem ran on its cpu backend, which is LAPACK's sgetrf: the ratio is noise.\n";
     os << "resid est = ||P A - L U||_1 / (n ||A||_1 eps), eps = 2^-24, with ||P A - L U||_1 estimated in\n"
           "O(n^2) by Hager/Higham's method (as LAPACK's slacn2): a lower bound, usually within 3x; threshold 30.\n"
@@ -111,7 +117,8 @@ void print_table(std::ostream& os, const std::vector<SizeResult>& results, bool 
     os << "\n";
 }
 
-bool write_csv(const std::string& path, const std::vector<SizeResult>& results, std::string& error) {
+bool write_csv(const std::string& path, const std::vector<SizeResult>& results,
+               tandem::UpdatePrecision update_precision, std::string& error) {
     std::ofstream out(path);
     if (!out) {
         error = "cannot open " + path + " for writing";
@@ -123,7 +130,7 @@ bool write_csv(const std::string& path, const std::vector<SizeResult>& results, 
            "lapack_residual_est,cusolver_status,cusolver_seconds,cusolver_gflops,"
            "cusolver_with_transfer_seconds,cusolver_with_transfer_gflops,cusolver_residual_est,"
            "tandem_over_cusolver,tandem_over_cusolver_with_transfer,tandem_over_lapack,"
-           "device_panel_steps\n";
+           "device_panel_steps,tandem_update_precision\n";
     for (const SizeResult& r : results) {
         const TandemDetails& d = r.details;
         const bool tandem_ran = ran(r.tandem);
@@ -148,7 +155,8 @@ bool write_csv(const std::string& path, const std::vector<SizeResult>& results, 
             << csv_number(r.cusolver.residual) << ',' << ratio(r.cusolver, r.cusolver.gflops) << ','
             << ratio(r.cusolver, r.cusolver.gflops_with_transfer) << ','
             << ratio(r.lapack, r.lapack.gflops) << ','
-            << (tandem_ran ? std::to_string(d.device_panel_steps) : std::string()) << '\n';
+            << (tandem_ran ? std::to_string(d.device_panel_steps) : std::string()) << ','
+            << csv_text(update_precision_name(update_precision)) << '\n';
     }
     out.close();
     if (!out) {

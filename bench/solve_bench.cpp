@@ -47,6 +47,7 @@ constexpr int max_nrhs = 16384;
 struct SolveArgs : SweepOptions {
     std::vector<int> nrhs = {1, 16};
     std::vector<MatrixKind> kinds = {matrix_kinds[0]};
+    tandem::UpdatePrecision update_precision = tandem::UpdatePrecision::fp32;
     bool help = false;
 };
 
@@ -75,6 +76,11 @@ void print_solve_usage(std::ostream& os) {
           "  --nrhs R1,R2,...     right-hand side counts to sweep at each order (default 1,16)\n"
           "  --kinds K1,...       matrix kinds: uniform (entries uniform in [-1,1], the lu mode's\n"
           "                       matrices) and/or gaussian (standard normal) (default uniform)\n"
+          "  --update-precision U\n"
+          "                       arithmetic of the GPU's trailing updates in tandem's runs:\n"
+          "                       fp32 (SGEMM) or tf32x3 (each operand split into two TF32 parts,\n"
+          "                       three tensor-core products: close to FP32's accuracy, faster);\n"
+          "                       no effect where tandem runs on the CPU (default fp32)\n"
           "  --repeats R          timed repeats per case and implementation (default 3)\n"
           "  --cpu-max-n N        skip LAPACK on the CPU for n > N (default 8192 with a GPU,\n"
           "                       2048 without)\n"
@@ -110,7 +116,8 @@ bool parse_kinds(const std::string& text, std::vector<MatrixKind>& kinds, std::s
 bool parse_solve_args(const std::vector<std::string>& args, SolveArgs& out, std::string& error) {
     out = SolveArgs{};
     static const std::vector<std::string> flags = {"-h", "--help"};
-    static const std::vector<std::string> valued = with_sweep_options({"--nrhs", "--kinds"});
+    static const std::vector<std::string> valued =
+        with_sweep_options({"--nrhs", "--kinds", "--update-precision"});
     for (std::size_t i = 0; i < args.size(); ++i) {
         std::string name, value;
         if (!next_option(args, i, flags, valued, name, value, error)) return false;
@@ -121,6 +128,8 @@ bool parse_solve_args(const std::vector<std::string>& args, SolveArgs& out, std:
             ok = parse_sweep_option(name, value, out, error);
         } else if (name == "--nrhs") {
             ok = parse_int_list(name, value, 1, max_nrhs, "a count in 1..16384", "1,16", out.nrhs, error);
+        } else if (name == "--update-precision") {
+            ok = parse_update_precision(name, value, out.update_precision, error);
         } else {
             ok = parse_kinds(value, out.kinds, error);  // --kinds
         }
@@ -197,6 +206,7 @@ struct Problem {
     int n;
     int nrhs;
     int repeats;
+    tandem::Options tandem_options;  // of tandem's runs: the update precision
     const std::vector<float>& a;  // n x n, column-major
     const std::vector<float>& b;  // n x nrhs
     const SolveBackwardError& check;
@@ -204,10 +214,11 @@ struct Problem {
     std::vector<float> x;         // n x nrhs
     std::vector<int> ipiv;
 
-    Problem(int order, int rhs, int repeat_count, const std::vector<float>& a_original,
-            const std::vector<float>& b_original, const SolveBackwardError& backward_error)
-        : n(order), nrhs(rhs), repeats(repeat_count), a(a_original), b(b_original),
-          check(backward_error), factors(a_original.size()), x(b_original.size()),
+    Problem(int order, int rhs, int repeat_count, const tandem::Options& options,
+            const std::vector<float>& a_original, const std::vector<float>& b_original,
+            const SolveBackwardError& backward_error)
+        : n(order), nrhs(rhs), repeats(repeat_count), tandem_options(options), a(a_original),
+          b(b_original), check(backward_error), factors(a_original.size()), x(b_original.size()),
           ipiv(static_cast<std::size_t>(order)) {}
 
     double backward_error_of_x() const { return check.of(nrhs, b.data(), x.data()); }
@@ -252,8 +263,9 @@ void note_tandem_report(SolveCase& c, SolveRun& run, const tandem::Report& repor
     if (!report.message.empty()) c.tandem_messages.push_back(report.message);
 }
 
-// tandem::sgesv on host arrays, automatic backend; host wall clock around the
-// call, which returns once X is in `b`'s place.
+// tandem::sgesv on host arrays, automatic backend and the requested update
+// precision; host wall clock around the call, which returns once X is in
+// `b`'s place.
 void measure_tandem_host(Problem& p, SolveCase& c) {
     SolveRun& run = c.runs[tandem_host];
     measure_guarded({&run}, [&] {
@@ -267,7 +279,7 @@ void measure_tandem_host(Problem& p, SolveCase& c) {
             [&] {
                 tandem::Report report;
                 const int info = tandem::sgesv(p.n, p.nrhs, p.factors.data(), p.n, p.ipiv.data(),
-                                               p.x.data(), p.n, tandem::Options{}, &report);
+                                               p.x.data(), p.n, p.tandem_options, &report);
                 if (info != 0) throw std::runtime_error(tandem_failure("tandem::sgesv", info, report));
                 last_report = std::move(report);
             });
@@ -293,7 +305,7 @@ void measure_tandem_gpu_memory(Problem& p, SolveCase& c) {
             [&] {
                 tandem::Report report;
                 const int info = tandem::sgesv_gpu(p.n, p.nrhs, d_a.data(), p.n, p.ipiv.data(),
-                                                   d_b.data(), p.n, tandem::Options{}, &report);
+                                                   d_b.data(), p.n, p.tandem_options, &report);
                 if (info != 0) throw std::runtime_error(tandem_failure("tandem::sgesv_gpu", info, report));
                 last_report = std::move(report);
             });
@@ -404,7 +416,7 @@ std::string speed_ratio_cell(const SolveRun& tandem_run, const SolveRun& cusolve
 }
 
 void print_table(std::ostream& os, const std::vector<SolveCase>& cases, bool gpu_rows, bool show_kind,
-                 const std::string& gpu_note) {
+                 const std::string& gpu_note, tandem::UpdatePrecision update_precision) {
     std::vector<std::string> header = {"n", "nrhs"};
     if (show_kind) header.push_back("kind");
     for (int i = 0; i < implementation_count; ++i) {
@@ -430,7 +442,12 @@ void print_table(std::ostream& os, const std::vector<SolveCase>& cases, bool gpu
     os << "\nEach cell: the median of the timed runs in ms (the backward error max_j ||b_j - A x_j||_inf /\n"
           "(||A||_inf ||x_j||_inf n eps), eps = 2^-24, in double; above "
        << residual_threshold << " fails the run, except an IRS solver's).\n"
-          "tandem host: host wall clock around tandem::sgesv on host arrays (automatic backend).\n";
+          "tandem host: host wall clock around tandem::sgesv on host arrays (automatic backend).\n"
+          "tandem's trailing updates on a GPU: "
+       << update_precision_name(update_precision)
+       << (update_precision == tandem::UpdatePrecision::tf32x3
+               ? " (split TF32 tensor-core products; on the CPU\nthey stay FP32).\n"
+               : " (SGEMM).\n");
     if (gpu_rows) {
         os << "tandem gpu mem: around tandem::sgesv_gpu, A and B already in GPU memory.\n"
               "cuSOLVER: cusolverDnSgetrf + cusolverDnSgetrs on device-resident arrays (CUDA events);\n"
@@ -482,11 +499,18 @@ void print_table(std::ostream& os, const std::vector<SolveCase>& cases, bool gpu
 }
 
 void write_csv_header(std::ostream& csv) {
-    csv << "n,nrhs,implementation,median_s,min_s,max_s,backward_error,iter,backend,kind,status\n";
+    csv << "n,nrhs,implementation,median_s,min_s,max_s,backward_error,iter,backend,kind,status,"
+           "update_precision\n";
+}
+
+bool is_tandem(int implementation) {
+    return implementation == tandem_host || implementation == tandem_gpu_memory;
 }
 
 // One row per implementation shown; empty fields where nothing was measured.
-void write_csv_rows(std::ostream& csv, const SolveCase& c, bool gpu_rows) {
+// update_precision is named on tandem's rows, the only ones it applies to.
+void write_csv_rows(std::ostream& csv, const SolveCase& c, bool gpu_rows,
+                    tandem::UpdatePrecision update_precision) {
     for (int i = 0; i < implementation_count; ++i) {
         if (!shown(i, gpu_rows)) continue;
         const SolveRun& run = c.runs[i];
@@ -495,7 +519,9 @@ void write_csv_rows(std::ostream& csv, const SolveCase& c, bool gpu_rows) {
             << csv_number(run.seconds.median) << ',' << csv_number(run.seconds.fastest) << ','
             << csv_number(run.seconds.slowest) << ',' << csv_number(run.backward_error) << ','
             << (has_iter ? std::to_string(run.iter) : std::string()) << ',' << csv_text(run.backend)
-            << ',' << csv_text(c.kind) << ',' << csv_text(ran(run) ? "ran" : run.note) << '\n';
+            << ',' << csv_text(c.kind) << ',' << csv_text(ran(run) ? "ran" : run.note) << ','
+            << (is_tandem(i) ? csv_text(update_precision_name(update_precision)) : std::string())
+            << '\n';
     }
     csv.flush();  // a sweep cut short keeps what it measured
 }
@@ -584,7 +610,8 @@ int run_solve_mode(const std::vector<std::string>& raw_args, const std::string& 
     for (const MatrixKind& kind : args.kinds) kinds += (kinds.empty() ? "" : ", ") + std::string(kind.name);
     std::cout << "tandem-bench solve   " << local_time_text() << "\n"
               << "command:   " << command_line << "\n"
-              << "tandem:    sgesv, backend auto -> " << resolved << "\n"
+              << "tandem:    sgesv, backend auto -> " << resolved << ", GPU updates "
+              << update_precision_name(args.update_precision) << "\n"
               << "machine:   " << std::thread::hardware_concurrency() << " hardware threads, "
               << tandem::gpu_count() << " usable GPU(s)\n"
               << "timing:    median of " << args.repeats << " after a warm-up (>= 1 run, >= "
@@ -593,6 +620,8 @@ int run_solve_mode(const std::vector<std::string>& raw_args, const std::string& 
     if (!gpu_rows) std::cout << gpu_note << "\n";
     std::cout << std::endl;
 
+    tandem::Options tandem_options;
+    tandem_options.update_precision = args.update_precision;
     std::vector<SolveCase> cases;
     std::string last_backend;
     for (const MatrixKind& kind : args.kinds) {
@@ -613,7 +642,7 @@ int run_solve_mode(const std::vector<std::string>& raw_args, const std::string& 
                     if (a.empty()) throw std::bad_alloc();
                     const SolveBackwardError check(n, a.data());
                     const std::vector<float> b = right_hand_sides(kind, n, nrhs, args.seed);
-                    Problem p(n, nrhs, args.repeats, a, b, check);
+                    Problem p(n, nrhs, args.repeats, tandem_options, a, b, check);
                     measure_tandem_host(p, c);
                     if (gpu_rows) {
                         measure_tandem_gpu_memory(p, c);
@@ -629,14 +658,14 @@ int run_solve_mode(const std::vector<std::string>& raw_args, const std::string& 
                     c.runs[tandem_host].note = "failed: out of host memory for A, B and their copies";
                 }
                 print_progress(c, gpu_rows, show_kind, last_backend);
-                if (csv.is_open()) write_csv_rows(csv, c, gpu_rows);
+                if (csv.is_open()) write_csv_rows(csv, c, gpu_rows, args.update_precision);
                 cases.push_back(std::move(c));
             }
         }
     }
 
     std::cout << "\n";
-    print_table(std::cout, cases, gpu_rows, show_kind, gpu_note);
+    print_table(std::cout, cases, gpu_rows, show_kind, gpu_note, args.update_precision);
 
     int status = 0;
     if (csv.is_open()) {

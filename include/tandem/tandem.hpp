@@ -89,8 +89,11 @@ enum class DevicePanelMethod { automatic, recursive, cusolver };
 //           the tensor cores, accumulated in FP32: about 22 of FP32's 24
 //           significant bits per product, at a higher rate. The accuracy and the
 //           speed measured against fp32 are in docs/PERFORMANCE.md. Panels,
-//           U12 and solves stay FP32. Entries beyond the split's range (|a| >
-//           2^127 rounds up) keep their FP32 value with a zero low part.
+//           U12 and solves stay FP32, and so does a plan that factors the whole
+//           matrix as one device panel (the automatic plan below n of about
+//           4096). An entry whose TF32 rounding would overflow is truncated
+//           instead; low parts below FP32's normal range (|a| < about 2^-115)
+//           count as zero, as the tensor cores take them.
 enum class UpdatePrecision { fp32, tf32x3 };
 
 struct Options {
