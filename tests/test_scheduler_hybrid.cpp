@@ -474,8 +474,8 @@ TEST(HybridSchedulerSites, TrailingSquareFactoredInPlaceOnItsDevice) {
     EXPECT_EQ(tall.workspace_width(), 110);
 }
 
-// On a GPU, automatic placement and widths come from the measured model (a
-// calibration on first use, cached under a test directory here).
+// On a GPU, automatic placement and widths come from the measured model (the
+// suite's, calibrated once by the machine_model_calibrated fixture).
 TEST(HybridSchedulerSites, AutomaticPlanOnTheGpu) {
     if (!gpu_available()) GTEST_SKIP() << "no usable GPU";
     const uint64_t seed = test_seed();
@@ -485,7 +485,6 @@ TEST(HybridSchedulerSites, AutomaticPlanOnTheGpu) {
     Options options;
     options.backend = Backend::gpu;
     options.num_devices = 1;
-    options.cache_dir = ::testing::TempDir() + "tandem-plan-test";
     const Factored f = factor(n, n, a, options);
     EXPECT_EQ(f.info, 0);
     EXPECT_LT(residual(n, n, a, f), kResidualBound);
