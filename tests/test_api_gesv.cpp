@@ -139,10 +139,13 @@ TEST_P(GesvBackends, RowMajorIsTransposedStorageOfColMajor) {
             EXPECT_EQ(row.ipiv, col.ipiv);
             EXPECT_EQ(padding_changes(n, n, lda_row, row.lu.data()), 0);
             EXPECT_EQ(padding_changes(nrhs, n, ldb_row, row.x.data()), 0);
-            EXPECT_EQ(first_bit_difference(to_col_major(n, n, row.lu.data(), lda_row, lda), col.lu),
-                      -1);
             const std::vector<float> x = to_col_major(n, nrhs, row.x.data(), ldb_row, ldb);
-            EXPECT_EQ(first_bit_difference(x, col.x), -1);
+            if (c.layouts_bit_identical()) {
+                EXPECT_EQ(
+                    first_bit_difference(to_col_major(n, n, row.lu.data(), lda_row, lda), col.lu),
+                    -1);
+                EXPECT_EQ(first_bit_difference(x, col.x), -1);
+            }
             EXPECT_LT(solve_residual(n, nrhs, a.data(), lda, x.data(), ldb, b.data(), ldb),
                       kResidualBound);
         }
