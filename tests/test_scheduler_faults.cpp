@@ -1,0 +1,178 @@
+// Failures injected into the device operations of a factorization: whichever
+// operation fails, at whichever step, the scheduler reports a tandem::Error and
+// never leaves a half-written result unannounced: either A and ipiv are exactly
+// as they were, or the error says that A is partially overwritten (the factors
+// are copied out while the steps run). The devices work again afterwards.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "scheduler/cpu_backend.hpp"
+#include "scheduler/hybrid_lu.hpp"
+#include "tandem/tandem.hpp"
+#include "tests/test_support.hpp"
+
+namespace tandem::test {
+namespace {
+
+// A host device whose `failing` operation throws on its `at`-th call (1-based).
+class FaultyDevice final : public Device {
+public:
+    FaultyDevice(int index, std::string failing, int at)
+        : inner_(make_host_device(index)), failing_(std::move(failing)), at_(at) {}
+
+    std::string name() const override { return inner_->name(); }
+    std::string fingerprint() const override { return inner_->fingerprint(); }
+    int64_t free_bytes() const override { return inner_->free_bytes(); }
+    using Device::allocate;
+    void allocate(int64_t rows, int64_t cols, int max_width, int last_width) override {
+        fault("allocate");
+        inner_->allocate(rows, cols, max_width, last_width);
+    }
+    float* host_alloc(int64_t count) override { return inner_->host_alloc(count); }
+    void host_free(float* p) override { inner_->host_free(p); }
+    void upload(Queue q, const float* h, int64_t ldh, int64_t r0, int64_t c0, int64_t rows,
+                int64_t cols) override {
+        fault("upload");
+        inner_->upload(q, h, ldh, r0, c0, rows, cols);
+    }
+    void download(Queue q, float* h, int64_t ldh, int64_t r0, int64_t c0, int64_t rows,
+                  int64_t cols) override {
+        fault("download");
+        inner_->download(q, h, ldh, r0, c0, rows, cols);
+    }
+    void receive_panel(Queue q, const float* p, int64_t ldp, int64_t rows, int width,
+                       const float* inv, int64_t ldi) override {
+        fault("receive_panel");
+        inner_->receive_panel(q, p, ldp, rows, width, inv, ldi);
+    }
+    void store_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) override {
+        fault("store_panel");
+        inner_->store_panel(q, r0, c0, rows, width);
+    }
+    void factor_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width,
+                      int* pivots) override {
+        fault("factor_panel");
+        inner_->factor_panel(q, r0, c0, rows, width, pivots);
+    }
+    void take_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) override {
+        fault("take_panel");
+        inner_->take_panel(q, r0, c0, rows, width);
+    }
+    void swap_rows(Queue q, int64_t c0, int64_t cols, int64_t k1, int64_t k2,
+                   const int* ipiv) override {
+        fault("swap_rows");
+        inner_->swap_rows(q, c0, cols, k1, k2, ipiv);
+    }
+    void form_u12(Queue q, int64_t r0, int width, int64_t c0, int64_t cols, bool inverse) override {
+        fault("form_u12");
+        inner_->form_u12(q, r0, width, c0, cols, inverse);
+    }
+    void update_trailing(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
+                         int64_t cols) override {
+        fault("update_trailing");
+        inner_->update_trailing(q, r0, width, rows, c0, cols);
+    }
+    void catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const int* ipiv) override {
+        fault("catch_up");
+        inner_->catch_up(q, c0, cols, j, ipiv);
+    }
+    void solve(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b, int64_t ldb) override {
+        inner_->solve(trans, n, nrhs, ipiv, b, ldb);
+    }
+    Event record(Queue q) override { return inner_->record(q); }
+    void wait(Queue q, Event e) override { inner_->wait(q, e); }
+    void synchronize(Event e) override { inner_->synchronize(e); }
+    bool query(Event e) override { return inner_->query(e); }
+    void synchronize() override { inner_->synchronize(); }
+    double seconds_at(Event e) override { return inner_->seconds_at(e); }
+
+    int calls() const { return calls_; }
+    void disarm() { failing_.clear(); }
+
+private:
+    void fault(const char* op) {
+        if (failing_.empty() || failing_ != op || ++calls_ != at_) return;
+        throw Error(TANDEM_ERROR_INTERNAL, name() + ": " + op + ": injected failure");
+    }
+    std::unique_ptr<Device> inner_;
+    std::string failing_;
+    int at_;
+    int calls_ = 0;
+};
+
+struct Route {
+    const char* name;
+    int devices;
+    PanelSite site;
+    bool stream;
+};
+
+TEST(SchedulerFaults, EveryOperationFailingLeavesAUntouchedOrSaysSo) {
+    const int n = 120;
+    const std::vector<float> a = make_matrix(n, n, n, MatrixKind::random, test_seed());
+    const char* operations[] = {"allocate",  "upload",   "download",  "receive_panel",
+                                "store_panel", "factor_panel", "take_panel", "swap_rows",
+                                "form_u12",  "update_trailing", "catch_up"};
+    const Route routes[] = {{"one device, CPU panels, streamed", 1, PanelSite::cpu, true},
+                            {"one device, device panels, streamed", 1, PanelSite::device, true},
+                            {"one device, device panels, eager", 1, PanelSite::device, false},
+                            {"two devices, CPU panels", 2, PanelSite::cpu, true},
+                            {"two devices, device panels", 2, PanelSite::device, true}};
+    int failures_seen = 0;
+    for (const Route& route : routes)
+        for (const char* op : operations)
+            for (int at : {1, 3}) {
+                SCOPED_TRACE(std::string(route.name) + ", " + op + " failing at call " +
+                             std::to_string(at));
+                std::vector<std::unique_ptr<FaultyDevice>> owned;
+                std::vector<Device*> devices;
+                for (int d = 0; d < route.devices; ++d) {
+                    owned.push_back(std::make_unique<FaultyDevice>(d, d == route.devices - 1 ? op : "", at));
+                    devices.push_back(owned.back().get());
+                }
+                HybridSettings settings;
+                settings.block_size = 16;
+                settings.sites.assign((n + 15) / 16, route.site);
+                settings.stream_matrix = route.stream;
+                HybridLU lu(devices, settings);
+                std::vector<float> out = a;
+                std::vector<int> ipiv(n, -7);
+                Report report;
+                bool threw = false;
+                try {
+                    EXPECT_EQ(lu.factor(n, n, out.data(), n, ipiv.data(), report), 0);
+                } catch (const Error& e) {
+                    threw = true;
+                    const std::string what = e.what();
+                    EXPECT_NE(what.find("injected failure"), std::string::npos) << what;
+                    if (lu.wrote_output()) {
+                        EXPECT_NE(what.find("partially overwritten"), std::string::npos) << what;
+                    } else {
+                        EXPECT_EQ(first_bit_difference(out, a), -1) << what;
+                    }
+                    EXPECT_EQ(ipiv, std::vector<int>(n, -7)) << "ipiv is written only on success";
+                } catch (...) {
+                    ADD_FAILURE() << "an exception other than tandem::Error";
+                    threw = true;
+                }
+                const bool called = owned.back()->calls() >= at;
+                EXPECT_EQ(threw, called) << "a failure must surface, and only a real one";
+                failures_seen += threw;
+                // The same devices factor correctly afterwards.
+                for (auto& device : owned) device->disarm();
+                std::vector<float> again = a;
+                std::vector<int> ipiv_again(n);
+                Report report_again;
+                HybridLU fresh(devices, settings);
+                ASSERT_EQ(fresh.factor(n, n, again.data(), n, ipiv_again.data(), report_again), 0);
+                EXPECT_LT(factorization_residual(n, n, a.data(), n, again.data(), n, ipiv_again.data()),
+                          kResidualBound);
+            }
+    EXPECT_GT(failures_seen, 50) << failures_seen;  // most operations are reached on most routes
+}
+
+}  // namespace
+}  // namespace tandem::test
