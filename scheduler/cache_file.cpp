@@ -8,9 +8,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <system_error>
 
 namespace tandem::detail {
@@ -122,13 +125,50 @@ std::string file_name_safe(std::string name) {
     return name;
 }
 
+namespace {
+
+// Whether `dir` exists or can be made, and this process may write into it.
+bool usable_cache_dir(const std::string& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    return !ec && access(dir.c_str(), W_OK | X_OK) == 0;
+}
+
+// A directory of this user's own under $TMPDIR (or /tmp): made with mode 0700,
+// and used only when it is ours and nobody else may write into it.
+std::string private_temp_cache_dir() {
+    const char* tmp = std::getenv("TMPDIR");
+    const std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/tandem-cache-" +
+                            std::to_string(static_cast<unsigned long>(getuid()));
+    (void)mkdir(dir.c_str(), 0700);
+    struct stat st {};
+    if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+        (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+        return "";
+    return dir;
+}
+
+}  // namespace
+
 std::string resolve_cache_dir(const std::string& configured) {
     if (!configured.empty()) return configured;
+    std::string dir;
     if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-        return std::string(xdg) + "/tandem";
-    if (const char* home = std::getenv("HOME"); home && *home)
-        return std::string(home) + "/.cache/tandem";
-    return "";  // nowhere to cache: the shipped tables are used
+        dir = std::string(xdg) + "/tandem";
+    else if (const char* home = std::getenv("HOME"); home && *home)
+        dir = std::string(home) + "/.cache/tandem";
+    // A cache that cannot be written (a read-only home in a container) would
+    // make every process calibrate again: a private directory under $TMPDIR
+    // keeps the model for the machine's later processes instead. The answer
+    // is remembered per directory (a call at small n must not pay a mkdir).
+    static std::mutex mutex;
+    static std::map<std::string, std::string> resolved;
+    const std::lock_guard<std::mutex> lock(mutex);
+    const auto known = resolved.find(dir);
+    if (known != resolved.end()) return known->second;
+    const std::string answer = !dir.empty() && usable_cache_dir(dir) ? dir : private_temp_cache_dir();
+    resolved.emplace(dir, answer);
+    return answer;  // "": nowhere to cache, the shipped tables are used
 }
 
 }  // namespace tandem::detail

@@ -20,8 +20,9 @@ bool write_cache_file(const std::string& path, const std::string& text, std::str
 bool read_cache_file(const std::string& path, size_t max_bytes, std::string& text,
                      std::string& why);
 
-// Options::cache_dir, or $XDG_CACHE_HOME/tandem, or $HOME/.cache/tandem; "" when
-// there is nowhere to cache (the shipped tables are used then).
+// Options::cache_dir, or $XDG_CACHE_HOME/tandem, or $HOME/.cache/tandem; when
+// that cannot be written, $TMPDIR/tandem-cache-<uid> (made private to the
+// user); "" when there is nowhere to cache (the shipped tables are used then).
 std::string resolve_cache_dir(const std::string& configured);
 
 // "[^A-Za-z0-9]" -> '_': a name that is safe in a file name.

@@ -21,6 +21,7 @@
 #include "scheduler/step_planner.hpp"
 #include "scheduler/cache_file.hpp"
 #include "src/model_cache.hpp"
+#include "tests/test_support.hpp"
 
 namespace tandem::test {
 namespace {
@@ -421,6 +422,27 @@ TEST(ModelCache, WritesReadsAndReplacesACorruptFile) {
 
 // A cache file is read back only whole, only from a regular file (never
 // blocking on a FIFO), and writers racing on one path each leave a whole file.
+// A cache directory that cannot be written (a read-only home) gives way to a
+// private one under $TMPDIR, so that later processes still find the model.
+TEST(CacheFile, UnwritableCacheDirectoryFallsBackToAPrivateTemporaryOne) {
+    const std::filesystem::path base =
+        std::filesystem::temp_directory_path() / ("tandem-unwritable-" + std::to_string(test_seed()));
+    std::filesystem::create_directories(base);
+    std::ofstream(base / "a-file") << "x";
+    ScopedEnvironmentVariable tmpdir("TMPDIR", base.c_str());
+    ScopedEnvironmentVariable xdg("XDG_CACHE_HOME", (base / "a-file" / "cache").c_str());
+    const std::string expected = (base / ("tandem-cache-" + std::to_string(getuid()))).string();
+    EXPECT_EQ(detail::resolve_cache_dir(""), expected);
+    struct stat st {};
+    ASSERT_EQ(stat(expected.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISDIR(st.st_mode));
+    EXPECT_EQ(st.st_mode & 0077, 0u) << "the fallback is private to the user";
+    EXPECT_EQ(detail::resolve_cache_dir("/configured/dir"), "/configured/dir");
+    ScopedEnvironmentVariable writable("XDG_CACHE_HOME", (base / "xdg").c_str());
+    EXPECT_EQ(detail::resolve_cache_dir(""), (base / "xdg" / "tandem").string());
+    std::filesystem::remove_all(base);
+}
+
 TEST(CacheFile, RejectsCutShortAndNonRegularFilesAndSurvivesRacingWriters) {
     namespace fs = std::filesystem;
     const fs::path dir = fs::temp_directory_path() /

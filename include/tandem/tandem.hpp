@@ -110,7 +110,7 @@ struct Options {
     // back to the CPU path (true) or report TANDEM_ERROR_OUT_OF_MEMORY (false).
     bool allow_cpu_fallback = true;
     // Directory of the per-machine tuning cache; empty = $XDG_CACHE_HOME/tandem
-    // or ~/.cache/tandem.
+    // or ~/.cache/tandem, or $TMPDIR/tandem-cache-<uid> when that cannot be written.
     std::string cache_dir;
 
     // --- expert knobs: the defaults are measured to be the fastest ------------
