@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -55,6 +56,15 @@ TEST(ApiBackendChoice, GpuWithoutGpuThrowsAndLeavesArraysUntouched) {
     EXPECT_EQ(first_bit_difference(a, a0), -1);
     EXPECT_EQ(first_bit_difference(b, b0), -1);
     EXPECT_EQ(ipiv, ipiv0);
+    // And it names the reason: no driver at all (not CUDA's "driver version is
+    // insufficient"), or a build without the CUDA backend.
+#ifdef TANDEM_HAVE_CUDA
+    const bool driver_present = std::ifstream("/proc/driver/nvidia/version").good();
+    if (!driver_present)
+        expect_unavailable([&] { resolve_backend(gpu); }, "no NVIDIA driver is installed");
+#else
+    expect_unavailable([&] { resolve_backend(gpu); }, "built without the CUDA backend");
+#endif
 }
 
 TEST(ApiBackendChoice, EnvironmentSteersAutomaticOnly) {
