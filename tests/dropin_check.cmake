@@ -6,14 +6,20 @@
 # LINKED, if given, is the same program linked with the drop-in ahead of the
 # system LAPACK (link order instead of LD_PRELOAD): tandem must take its calls.
 #
-#   cmake -DPROGRAM=... -DDROPIN=... [-DLINKED=...] -P dropin_check.cmake
+# ARGS, if given, are the program's arguments (e.g. a script for an interpreter),
+# and ROUTINES the routines whose lines must appear (default sgesv sgetrf sgetrs).
+#
+#   cmake -DPROGRAM=... -DDROPIN=... [-DARGS=...] [-DLINKED=...] -P dropin_check.cmake
 foreach(var PROGRAM DROPIN)
   if(NOT DEFINED ${var} OR NOT EXISTS "${${var}}")
     message(FATAL_ERROR "dropin_check.cmake: ${var} is not set or missing")
   endif()
 endforeach()
 
-execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=LD_PRELOAD TANDEM_VERBOSE=1 "${PROGRAM}"
+if(NOT DEFINED ROUTINES)
+  set(ROUTINES sgesv sgetrf sgetrs)
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=LD_PRELOAD TANDEM_VERBOSE=1 "${PROGRAM}" ${ARGS}
                 RESULT_VARIABLE plain_result OUTPUT_VARIABLE plain_out ERROR_VARIABLE plain_err)
 message(STATUS "as it is:\n${plain_out}${plain_err}")
 if(NOT plain_result EQUAL 0)
@@ -23,13 +29,13 @@ if(plain_err MATCHES "tandem: ")
   message(FATAL_ERROR "tandem was used without the preload")
 endif()
 
-execute_process(COMMAND ${CMAKE_COMMAND} -E env "LD_PRELOAD=${DROPIN}" TANDEM_VERBOSE=1 "${PROGRAM}"
+execute_process(COMMAND ${CMAKE_COMMAND} -E env "LD_PRELOAD=${DROPIN}" TANDEM_VERBOSE=1 "${PROGRAM}" ${ARGS}
                 RESULT_VARIABLE preload_result OUTPUT_VARIABLE preload_out ERROR_VARIABLE preload_err)
 message(STATUS "with LD_PRELOAD=${DROPIN}:\n${preload_out}${preload_err}")
 if(NOT preload_result EQUAL 0)
   message(FATAL_ERROR "the program failed with the drop-in")
 endif()
-foreach(routine sgesv sgetrf sgetrs)
+foreach(routine ${ROUTINES})
   if(NOT preload_err MATCHES "tandem: ${routine} ")
     message(FATAL_ERROR "no '${routine}' line from tandem: the drop-in did not take the call")
   endif()

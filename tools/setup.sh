@@ -41,6 +41,17 @@ else
   echo "setup: all dependencies present"
 fi
 
+# SciPy for the LAPACK drop-in's test under Python (optional: the test is left
+# out without it). TANDEM_SETUP_SCIPY=0 skips it.
+if [ "${TANDEM_SETUP_SCIPY:-1}" = 1 ] && [ -x /usr/bin/python3 ] &&
+   ! /usr/bin/python3 -c 'import scipy.linalg' >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  echo "setup: installing python3-scipy (for the drop-in's SciPy test)"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-scipy ||
+    echo "setup: python3-scipy did not install; the drop-in's SciPy test is left out" >&2
+fi
+
 # nvcc is often installed but not on PATH.
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   echo "setup: nvcc found in /usr/local/cuda/bin (the build scripts add it to PATH)"
