@@ -214,12 +214,16 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width,
         panel_rows_ = panel_width_ = 0;
         has_inverse_ = false;
         ensure_getrf_workspaces(rows, max_panel_width, last_panel_width);
+        reserve_split_buffers(rows, local_cols, max_panel_width);
         reset_permutation();
         return;
     }
     release_buffers();  // frees room for the new ones
+    const int64_t split_floats = update_precision_ == UpdatePrecision::tf32x3
+                                     ? 3 * int64_t(max_panel_width) * (rows + local_cols)
+                                     : 0;
     const int64_t floats = rows * ld + 2 * (rows * panel_ld + int64_t(max_panel_width) * panel_ld) +
-                           kQueues * staging_capacity;
+                           kQueues * staging_capacity + split_floats;
     const int64_t needed = floats * int64_t(sizeof(float));
     const int64_t available = free_bytes();
     if (needed + kHeadroomBytes > available)
@@ -254,7 +258,20 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width,
     panel_ld_ = panel_ld;
     staging_capacity_ = staging_capacity;
     ensure_getrf_workspaces(rows, max_panel_width, last_panel_width);
+    reserve_split_buffers(rows, local_cols, max_panel_width);
     reset_permutation();
+}
+
+// The compute queue's split operands at their largest (step 0's L21 and U12),
+// so that no split buffer grows while updates are queued (allocate() has
+// synchronized every queue).
+void CudaDevice::reserve_split_buffers(int64_t rows, int64_t local_cols, int max_panel_width) {
+    if (update_precision_ != UpdatePrecision::tf32x3 || max_panel_width <= 0) return;
+    const int qi = static_cast<int>(Queue::compute);
+    split_l21_[qi].ensure(sizeof(float) * 3 * rows * max_panel_width, "split L21 (tf32x3 update)");
+    split_u12_[qi].ensure(sizeof(float) * 3 * max_panel_width * local_cols,
+                          "split U12 (tf32x3 update)");
+    split_of_[qi] = {};
 }
 
 void CudaDevice::reset_permutation() {

@@ -205,6 +205,10 @@ private:
     };
     SplitPanel split_of_[kQueues];
     DeviceBuffer split_l21_[kQueues], split_u12_[kQueues];
+    void reserve_split_buffers(int64_t rows, int64_t local_cols, int max_panel_width);
+    // A split buffer of at least `bytes`; a smaller one is replaced only once
+    // the queue's work that may read it has finished.
+    void ensure_split_buffer(Queue q, DeviceBuffer& buffer, size_t bytes);
     // A22 -= L21 U12 as update_trailing, through the split product.
     void update_trailing_tf32x3(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
                                 int64_t cols);

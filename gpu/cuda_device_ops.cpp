@@ -127,6 +127,12 @@ void CudaDevice::update_trailing(Queue q, int64_t r0, int width, int64_t rows, i
             at(r0 + width, c0), ld_);
 }
 
+void CudaDevice::ensure_split_buffer(Queue q, DeviceBuffer& buffer, size_t bytes) {
+    if (buffer.bytes() >= bytes) return;
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream(q)));
+    buffer.ensure(bytes, "split operand (tf32x3 update)");
+}
+
 // L21 is split once per workspace fill and queue (the look-ahead and the rest
 // of a step's update share it), U12's columns at each call.
 void CudaDevice::update_trailing_tf32x3(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
@@ -135,12 +141,12 @@ void CudaDevice::update_trailing_tf32x3(Queue q, int64_t r0, int width, int64_t 
     const cudaStream_t s = stream(q);
     SplitPanel& split = split_of_[qi];
     if (split.fill != workspace_fill_[slot_] || split.rows != rows || split.width != width) {
-        split_l21_[qi].ensure(sizeof(float) * 3 * rows * width, "split L21 (tf32x3 update)");
+        ensure_split_buffer(q, split_l21_[qi], sizeof(float) * 3 * rows * width);
         split_left_tf32x3(s, rows, width, panel_workspace() + int64_t(width) * panel_ld_,
                           panel_ld_, split_l21_[qi].floats());
         split = {workspace_fill_[slot_], rows, width};
     }
-    split_u12_[qi].ensure(sizeof(float) * 3 * width * cols, "split U12 (tf32x3 update)");
+    ensure_split_buffer(q, split_u12_[qi], sizeof(float) * 3 * width * cols);
     split_right_tf32x3(s, width, cols, at(r0, c0), ld_, split_u12_[qi].floats());
     product_tf32x3(blas(q), rows, cols, width, -1.0f, split_l21_[qi].floats(),
                    split_u12_[qi].floats(), 1.0f, at(r0 + width, c0), ld_);

@@ -3,9 +3,11 @@
 // rounded to TF32 (10 fraction bits) and lo = a - hi (exact in FP32), and
 // A B ~ A_lo B_hi + A_hi B_lo + A_hi B_hi (the lo*lo term is below FP32's
 // rounding). The three products are one TF32 GEMM over a three times longer
-// k, [A_lo | A_hi | A_hi] [B_hi; B_lo; B_hi], accumulated in FP32, the small
-// products first. TF32 keeps FP32's exponent range; an entry whose rounding
-// would overflow keeps its FP32 value (truncated to TF32) with its remainder as lo.
+// k, [A_lo | A_hi | A_hi] [B_hi; B_lo; B_hi], accumulated in FP32 (in
+// whatever order cuBLAS's kernel sums its k). TF32 keeps FP32's exponent
+// range; an entry whose rounding would overflow is truncated to TF32 instead,
+// its remainder the low part; a low part below FP32's normal range counts as
+// zero on the tensor cores.
 #ifndef TANDEM_GPU_SPLIT_PRODUCT_HPP
 #define TANDEM_GPU_SPLIT_PRODUCT_HPP
 

@@ -17,7 +17,8 @@ function(try_include view header result_var output_var)
   set(probe ${WORK_DIR}/probe.cpp)
   file(WRITE ${probe} "#include \"${header}\"\n")
   execute_process(
-    COMMAND ${COMPILER} -std=c++17 -fsyntax-only -I${SOURCE_DIR}/include -I${VIEWS}/${view} ${probe}
+    COMMAND ${CMAKE_COMMAND} -E env LC_ALL=C
+            ${COMPILER} -std=c++17 -fsyntax-only -I${SOURCE_DIR}/include -I${VIEWS}/${view} ${probe}
     RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE out)
   set(${result_var} ${result} PARENT_SCOPE)
   set(${output_var} "${out}" PARENT_SCOPE)
@@ -43,7 +44,9 @@ foreach(case ${cases})
       continue()
     endif()
     try_include(${view} ${header} result out)
-    if(result EQUAL 0 OR NOT out MATCHES "${header}: No such file")
+    # GCC: "<header>: No such file or directory"; Clang: "'<header>' file not found".
+    if(result EQUAL 0 OR NOT (out MATCHES "${header}: No such file" OR
+                              out MATCHES "'${header}' file not found"))
       list(APPEND failures "${layer} can include ${header}:\n${out}")
     endif()
   endforeach()

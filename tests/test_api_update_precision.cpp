@@ -25,6 +25,7 @@ struct Residuals {
     int info = -1;
     double factorization = 0.0;
     double solve = 0.0;
+    std::vector<float> lu;
 };
 
 // sgesv on a copy of a (n x n, ld n) with b = A * ones, on the GPU in steps
@@ -45,6 +46,7 @@ Residuals solve_on_gpu(int n, const std::vector<float>& a, UpdatePrecision preci
     r.info = sgesv(n, 1, lu.data(), n, ipiv.data(), x.data(), n, o);
     r.factorization = factorization_residual(n, n, a.data(), n, lu.data(), n, ipiv.data());
     r.solve = solve_residual(n, 1, a.data(), n, x.data(), n, b.data(), n);
+    r.lu = std::move(lu);
     return r;
 }
 
@@ -65,6 +67,8 @@ TEST_F(ApiUpdatePrecision, SplitUpdateKeepsFp32Quality) {
         const Residuals split = solve_on_gpu(n, a, UpdatePrecision::tf32x3);
         ASSERT_EQ(fp32.info, 0);
         ASSERT_EQ(split.info, 0);
+        // The option reached the updates: the factors differ in their last bits.
+        EXPECT_NE(first_bit_difference(split.lu, fp32.lu), -1) << "tf32x3 computed as fp32";
         EXPECT_LT(split.factorization, kResidualBound);
         EXPECT_LT(split.solve, kResidualBound);
         // Within a small factor of FP32's (plus a floor: the FP32 figures can be tiny).

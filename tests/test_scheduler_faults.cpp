@@ -82,6 +82,20 @@ public:
     void solve(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b, int64_t ldb) override {
         inner_->solve(trans, n, nrhs, ipiv, b, ldb);
     }
+    // Peer reads between two faulty devices are their host devices' own.
+    bool can_read(Device& source) override {
+        auto* other = dynamic_cast<FaultyDevice*>(&source);
+        return other != nullptr && inner_->can_read(*other->inner_);
+    }
+    void take_panel_from(Queue q, Device& source, Event ready, int64_t r0, int64_t c0, int64_t rows,
+                         int width) override {
+        fault("take_panel_from");
+        inner_->take_panel_from(q, *dynamic_cast<FaultyDevice&>(source).inner_, ready, r0, c0, rows,
+                                width);
+    }
+    void wait_for(Queue q, Device& source, Event e) override {
+        inner_->wait_for(q, *dynamic_cast<FaultyDevice&>(source).inner_, e);
+    }
     Event record(Queue q) override { return inner_->record(q); }
     void wait(Queue q, Event e) override { inner_->wait(q, e); }
     void synchronize(Event e) override { inner_->synchronize(e); }
@@ -108,19 +122,22 @@ struct Route {
     int devices;
     PanelSite site;
     bool stream;
+    bool peer_panels = true;  // device panels read device to device where the devices can
 };
 
 TEST(SchedulerFaults, EveryOperationFailingLeavesAUntouchedOrSaysSo) {
     const int n = 120;
     const std::vector<float> a = make_matrix(n, n, n, MatrixKind::random, test_seed());
-    const char* operations[] = {"allocate",  "upload",   "download",  "receive_panel",
-                                "store_panel", "factor_panel", "take_panel", "swap_rows",
-                                "form_u12",  "update_trailing", "catch_up"};
+    const char* operations[] = {"allocate",     "upload",       "download",   "receive_panel",
+                                "store_panel",  "factor_panel", "take_panel", "take_panel_from",
+                                "swap_rows",    "form_u12",     "update_trailing", "catch_up"};
     const Route routes[] = {{"one device, CPU panels, streamed", 1, PanelSite::cpu, true},
                             {"one device, device panels, streamed", 1, PanelSite::device, true},
                             {"one device, device panels, eager", 1, PanelSite::device, false},
                             {"two devices, CPU panels", 2, PanelSite::cpu, true},
-                            {"two devices, device panels", 2, PanelSite::device, true}};
+                            {"two devices, device panels", 2, PanelSite::device, true},
+                            {"two devices, device panels through the host", 2, PanelSite::device, true,
+                             false}};
     int failures_seen = 0;
     for (const Route& route : routes)
         for (const char* op : operations)
@@ -137,6 +154,7 @@ TEST(SchedulerFaults, EveryOperationFailingLeavesAUntouchedOrSaysSo) {
                 settings.block_size = 16;
                 settings.sites.assign((n + 15) / 16, route.site);
                 settings.stream_matrix = route.stream;
+                settings.peer_panels = route.peer_panels;
                 HybridLU lu(devices, settings);
                 std::vector<float> out = a;
                 std::vector<int> ipiv(n, -7);

@@ -118,7 +118,8 @@ struct Options {
     PanelPlacement placement = PanelPlacement::automatic;
     PanelMethod panel = PanelMethod::automatic;
     DevicePanelMethod device_panel = DevicePanelMethod::automatic;
-    // Which SGEMM the GPU's updates use, and in what arithmetic.
+    // Which SGEMM the GPU's updates use (fp32 updates only: tf32x3's product is
+    // cuBLAS's TF32 GEMM), and in what arithmetic.
     GemmKernel gemm = GemmKernel::automatic;
     UpdatePrecision update_precision = UpdatePrecision::fp32;
     // The widest panel an automatic plan may choose (block_size 0); 0 = the
