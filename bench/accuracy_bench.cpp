@@ -451,18 +451,6 @@ void print_table(std::ostream& os, const std::vector<CaseRuns>& cases,
           "growth factor max|U| / max|A|.\n\n";
 }
 
-// The CSV file is opened before the runs (after output_writable has said it
-// can be), so that its lines are written as the runs complete.
-bool open_csv(const std::string& path, std::ofstream& csv, std::string& error) {
-    if (path.empty()) return true;
-    csv.open(path);
-    if (!csv) {
-        error = "--csv: cannot open " + path + " for writing (" + std::strerror(errno) + ")";
-        return false;
-    }
-    write_csv_header(csv);
-    return true;
-}
 
 // One untimed call per precision at order n, on the first seed's uniform
 // matrix: the GPU's buffers for n are set up outside the timed calls. Returns
@@ -514,7 +502,7 @@ int run_accuracy_mode(const std::vector<std::string>& raw_args, const std::strin
         return 0;
     }
     std::ofstream csv;
-    if (!open_csv(args.csv_path, csv, error)) {
+    if (!open_csv(args.csv_path, csv, write_csv_header, error)) {
         std::cerr << "tandem-bench accuracy: " << error << "\n";
         return 2;
     }

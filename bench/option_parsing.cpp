@@ -141,4 +141,16 @@ bool output_writable(const std::string& option, const std::string& path, std::st
     return true;
 }
 
+bool open_csv(const std::string& path, std::ofstream& csv, void (*write_header)(std::ostream&),
+              std::string& error) {
+    if (path.empty()) return true;
+    csv.open(path);
+    if (!csv) {
+        error = "--csv: cannot open " + path + " for writing (" + std::strerror(errno) + ")";
+        return false;
+    }
+    write_header(csv);
+    return true;
+}
+
 }  // namespace tandem_bench

@@ -6,6 +6,7 @@
 #define TANDEM_BENCH_OPTION_PARSING_HPP
 
 #include <cstdint>
+#include <fstream>
 #include <initializer_list>
 #include <string>
 #include <utility>
@@ -52,6 +53,12 @@ bool parse_int(const std::string& text, long long low, long long high, long long
 // written, checked before a sweep so that a bad path fails at once rather
 // than after minutes of measurements. Leaves no file behind that was not there.
 bool output_writable(const std::string& option, const std::string& path, std::string& error);
+
+// Opens the CSV file of `--csv` (nothing when `path` is empty) before the
+// runs, so that its lines are written as the runs complete; `write_header`
+// writes its first line.
+bool open_csv(const std::string& path, std::ofstream& csv, void (*write_header)(std::ostream&),
+              std::string& error);
 
 // `option`'s value as an integer in [low, high] stored into `out`; otherwise
 // error = "<option>: '<value>' is not <expected>".

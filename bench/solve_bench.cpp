@@ -561,18 +561,6 @@ std::vector<float> right_hand_sides(const MatrixKind& kind, int n, int nrhs, std
     return random_entries(static_cast<std::size_t>(n) * nrhs, stream, kind.distribution);
 }
 
-// The CSV file is opened before the sweep, so that a path that cannot be
-// written stops the mode at once rather than after minutes of measurements.
-bool open_csv(const std::string& path, std::ofstream& csv, std::string& error) {
-    if (path.empty()) return true;
-    csv.open(path);
-    if (!csv) {
-        error = "--csv: cannot open " + path + " for writing (" + std::strerror(errno) + ")";
-        return false;
-    }
-    write_csv_header(csv);
-    return true;
-}
 
 }  // namespace
 
@@ -585,7 +573,7 @@ int run_solve_mode(const std::vector<std::string>& raw_args, const std::string& 
         return 0;
     }
     std::ofstream csv;
-    if (!parsed || !open_csv(args.csv_path, csv, error)) {
+    if (!parsed || !open_csv(args.csv_path, csv, write_csv_header, error)) {
         std::cerr << "tandem-bench solve: " << error << (parsed ? "" : " (see tandem-bench solve --help)")
                   << "\n";
         return 2;
