@@ -597,16 +597,7 @@ int run_accuracy_mode(const std::vector<std::string>& raw_args, const std::strin
         std::find(args.kinds.begin(), args.kinds.end(), TestMatrixKind::growth) != args.kinds.end();
     print_table(std::cout, rows, args.precisions, has_growth_kind);
 
-    int status = 0;
-    if (csv.is_open()) {
-        csv.close();
-        if (csv) {
-            std::cout << "CSV:   " << args.csv_path << "\n";
-        } else {
-            std::cerr << "tandem-bench accuracy: error writing " << args.csv_path << "\n";
-            status = 1;
-        }
-    }
+    int status = close_csv(csv, args.csv_path, "accuracy") ? 0 : 1;
     for (const Failure& failure : failures) {
         std::cout << "FAILED: " << failure.where << ": " << failure.why << "\n";
         status = 1;

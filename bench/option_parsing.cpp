@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <limits>
 
 namespace tandem_bench {
@@ -150,6 +151,17 @@ bool open_csv(const std::string& path, std::ofstream& csv, void (*write_header)(
         return false;
     }
     write_header(csv);
+    return true;
+}
+
+bool close_csv(std::ofstream& csv, const std::string& path, const char* mode) {
+    if (!csv.is_open()) return true;
+    csv.close();
+    if (!csv) {
+        std::cerr << "tandem-bench " << mode << ": error writing " << path << "\n";
+        return false;
+    }
+    std::cout << "CSV:   " << path << "\n";
     return true;
 }
 

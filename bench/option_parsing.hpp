@@ -59,6 +59,9 @@ bool output_writable(const std::string& option, const std::string& path, std::st
 // writes its first line.
 bool open_csv(const std::string& path, std::ofstream& csv, void (*write_header)(std::ostream&),
               std::string& error);
+// Closes a CSV file open_csv opened and says where it went, or that writing
+// it failed (`mode` names the mode in the message). False on a failed write.
+bool close_csv(std::ofstream& csv, const std::string& path, const char* mode);
 
 // `option`'s value as an integer in [low, high] stored into `out`; otherwise
 // error = "<option>: '<value>' is not <expected>".

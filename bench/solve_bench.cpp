@@ -655,16 +655,7 @@ int run_solve_mode(const std::vector<std::string>& raw_args, const std::string& 
     std::cout << "\n";
     print_table(std::cout, cases, gpu_rows, show_kind, gpu_note, args.update_precision);
 
-    int status = 0;
-    if (csv.is_open()) {
-        csv.close();
-        if (csv) {
-            std::cout << "CSV:   " << args.csv_path << "\n";
-        } else {
-            std::cerr << "tandem-bench solve: error writing " << args.csv_path << "\n";
-            status = 1;
-        }
-    }
+    const int status = close_csv(csv, args.csv_path, "solve") ? 0 : 1;
     return std::max(status, print_verdict(cases, show_kind));
 }
 
