@@ -113,7 +113,23 @@ bool parse_int_list(const std::string& option, const std::string& text, long lon
 }
 
 const char* update_precision_name(tandem::UpdatePrecision precision) {
-    return precision == tandem::UpdatePrecision::tf32x3 ? "tf32x3" : "fp32";
+    switch (precision) {
+    case tandem::UpdatePrecision::tf32x3: return "tf32x3";
+    case tandem::UpdatePrecision::tf32: return "tf32";
+    case tandem::UpdatePrecision::bf16: return "bf16";
+    default: return "fp32";
+    }
+}
+
+const char* update_precision_note(tandem::UpdatePrecision precision) {
+    switch (precision) {
+    case tandem::UpdatePrecision::tf32x3:
+        return " (split TF32 tensor-core products; the cpu backend computes in FP32).";
+    case tandem::UpdatePrecision::tf32:
+    case tandem::UpdatePrecision::bf16:
+        return " (one tensor-core product: rough factors, for sgesv_refined).";
+    default: return " (SGEMM).";
+    }
 }
 
 bool parse_update_precision(const std::string& option, const std::string& value,
@@ -121,7 +137,9 @@ bool parse_update_precision(const std::string& option, const std::string& value,
     using tandem::UpdatePrecision;
     return parse_choice(option, value,
                         {{update_precision_name(UpdatePrecision::fp32), UpdatePrecision::fp32},
-                         {update_precision_name(UpdatePrecision::tf32x3), UpdatePrecision::tf32x3}},
+                         {update_precision_name(UpdatePrecision::tf32x3), UpdatePrecision::tf32x3},
+                         {update_precision_name(UpdatePrecision::tf32), UpdatePrecision::tf32},
+                         {update_precision_name(UpdatePrecision::bf16), UpdatePrecision::bf16}},
                         out, error);
 }
 

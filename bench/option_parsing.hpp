@@ -101,10 +101,13 @@ bool parse_choice(const std::string& option, const std::string& value,
     return false;
 }
 
-// The word the options, tables and CSVs use for an update precision: "fp32", "tf32x3".
+// The word the options, tables and CSVs use for an update precision: "fp32", "tf32x3", "tf32", "bf16".
 const char* update_precision_name(tandem::UpdatePrecision precision);
 
-// --update-precision: fp32 or tf32x3 (Options::update_precision).
+// What an update precision computes, for the tables' notes, e.g. " (SGEMM).".
+const char* update_precision_note(tandem::UpdatePrecision precision);
+
+// --update-precision: fp32, tf32x3, tf32 or bf16 (Options::update_precision).
 bool parse_update_precision(const std::string& option, const std::string& value,
                             tandem::UpdatePrecision& out, std::string& error);
 

@@ -91,9 +91,7 @@ void print_table(std::ostream& os, const std::vector<SizeResult>& results, bool 
               "the same plus copying A to the device and A and ipiv back (host wall clock, pageable memory).\n";
     }
     os << "tandem's trailing updates on a GPU: " << update_precision_name(update_precision)
-       << (update_precision == tandem::UpdatePrecision::tf32x3
-               ? " (split TF32 tensor-core products; the cpu and\nhost backends compute in FP32).\n"
-               : " (SGEMM).\n");
+       << update_precision_note(update_precision) << "\n";
     os << "(same code): tandem ran on its cpu backend, which is LAPACK's sgetrf: the ratio is noise.\n";
     os << "resid est = ||P A - L U||_1 / (n ||A||_1 eps), eps = 2^-24, with ||P A - L U||_1 estimated in\n"
           "O(n^2) by Hager/Higham's method (as LAPACK's slacn2): a lower bound, usually within 3x; threshold 30.\n"

@@ -21,6 +21,7 @@
 #include "bench/device_matrix.hpp"
 #include "bench/lu_args.hpp"
 #include "bench/matrix_data.hpp"
+#include "bench/matrix_kinds.hpp"
 #include "bench/option_parsing.hpp"
 #include "bench/results.hpp"
 #include "bench/text_table.hpp"
@@ -32,13 +33,21 @@ namespace {
 
 // ---------------------------------------------------------------- arguments
 
+// A (make_test_matrix: the accuracy mode's kinds) and the distribution of B's entries.
 struct MatrixKind {
     const char* name;
+    TestMatrixKind kind;
     EntryDistribution distribution;
 };
 
-const MatrixKind matrix_kinds[] = {{"uniform", EntryDistribution::uniform},
-                                   {"gaussian", EntryDistribution::gaussian}};
+const MatrixKind matrix_kinds[] = {
+    {"uniform", TestMatrixKind::uniform, EntryDistribution::uniform},
+    {"gaussian", TestMatrixKind::gaussian, EntryDistribution::gaussian},
+    {"randsvd3", TestMatrixKind::randsvd3, EntryDistribution::uniform},
+    {"randsvd5", TestMatrixKind::randsvd5, EntryDistribution::uniform},
+    {"randsvd7", TestMatrixKind::randsvd7, EntryDistribution::uniform},
+    {"scaled", TestMatrixKind::scaled, EntryDistribution::uniform},
+    {"growth", TestMatrixKind::growth, EntryDistribution::uniform}};
 
 // 16384 right-hand sides of order 65536 are 4 GiB per copy: more cannot be meant.
 constexpr int max_nrhs = 16384;
@@ -51,7 +60,7 @@ struct SolveArgs : SweepOptions {
     bool help = false;
 };
 
-// Smaller than the lu mode's: each size is solved for every nrhs by nine
+// Smaller than the lu mode's: each size is solved for every nrhs by eleven
 // implementations, and a solve's time is its factorization's.
 std::vector<int> default_solve_sizes(bool gpu) {
     if (gpu) return {1024, 2048, 4096, 8192};
@@ -63,7 +72,9 @@ void print_solve_usage(std::ostream& os) {
           "\n"
           "Times the solve A X = B (single precision, LU with partial pivoting) over a sweep of\n"
           "orders n and right-hand side counts nrhs: tandem::sgesv on host arrays, tandem::sgesv_gpu\n"
-          "on arrays already in GPU memory, cuSOLVER's getrf + getrs (resident, and with the copies\n"
+          "on arrays already in GPU memory, tandem::sgesv_refined and sgesv_refined_gpu (a TF32\n"
+          "factorization refined to FP32 quality; iter as LAPACK's DSGESV, negative when FP32's\n"
+          "sgesv answered), cuSOLVER's getrf + getrs (resident, and with the copies\n"
           "from and to pageable host memory), cuSOLVER's iterative-refinement solvers SSgesv,\n"
           "SXgesv, SBgesv and SHgesv, and LAPACK's sgesv on the CPU. Reports the median of the\n"
           "repeats after a warm-up (at least one run and 0.2 s), the fastest and slowest run, and\n"
@@ -74,13 +85,16 @@ void print_solve_usage(std::ostream& os) {
           "  --sizes N1,N2,...    orders to sweep (default: 1024,2048,4096,8192 with a GPU,\n"
           "                       256,512,1024 without)\n"
           "  --nrhs R1,R2,...     right-hand side counts to sweep at each order (default 1,16)\n"
-          "  --kinds K1,...       matrix kinds: uniform (entries uniform in [-1,1], the lu mode's\n"
-          "                       matrices) and/or gaussian (standard normal) (default uniform)\n"
+          "  --kinds K1,...       matrix kinds, as the accuracy mode's: uniform (entries uniform in\n"
+          "                       [-1,1], the lu mode's matrices), gaussian (standard normal),\n"
+          "                       randsvd3, randsvd5, randsvd7 (condition 1e3, 1e5, 1e7), scaled\n"
+          "                       (rows and columns by 2^-20..2^20), growth (default uniform)\n"
           "  --update-precision U\n"
           "                       arithmetic of the GPU's trailing updates in tandem's runs:\n"
           "                       fp32 (SGEMM) or tf32x3 (each operand split into two TF32 parts,\n"
           "                       three tensor-core products: close to FP32's accuracy, faster);\n"
-          "                       no effect where tandem runs on the CPU (default fp32)\n"
+          "                       no effect where tandem runs on the CPU (default fp32); the\n"
+          "                       refined solves factor in tf32x3 unless U is tf32 or bf16\n"
           "  --repeats R          timed repeats per case and implementation (default 3)\n"
           "  --cpu-max-n N        skip LAPACK on the CPU for n > N (default 8192 with a GPU,\n"
           "                       2048 without)\n"
@@ -104,7 +118,8 @@ bool parse_kinds(const std::string& text, std::vector<MatrixKind>& kinds, std::s
         const auto kind = std::find_if(std::begin(matrix_kinds), std::end(matrix_kinds),
                                        [&](const MatrixKind& k) { return item == k.name; });
         if (kind == std::end(matrix_kinds)) {
-            error = "--kinds: '" + item + "' is not one of uniform, gaussian";
+            error = "--kinds: '" + item +
+                    "' is not one of uniform, gaussian, randsvd3, randsvd5, randsvd7, scaled, growth";
             return false;
         }
         kinds.push_back(*kind);
@@ -144,6 +159,8 @@ bool parse_solve_args(const std::vector<std::string>& args, SolveArgs& out, std:
 enum Implementation : int {
     tandem_host,
     tandem_gpu_memory,
+    tandem_refined_host,
+    tandem_refined_gpu_memory,
     cusolver_resident,
     cusolver_with_copies,
     irs_ss,
@@ -159,11 +176,14 @@ struct ImplementationInfo {
     const char* heading;  // the table's column
     bool needs_gpu;
     bool irs;             // iter is reported; its backward error is never failed on
+    bool iter = irs;      // iter is reported
 };
 
 const ImplementationInfo implementations[implementation_count] = {
     {"tandem host", "tandem host", false, false},
     {"tandem gpu memory", "tandem gpu mem", true, false},
+    {"tandem sgesv_refined", "refined host", false, false, true},
+    {"tandem sgesv_refined_gpu", "refined gpu mem", true, false, true},
     {"cuSOLVER getrf+getrs", "cuSOLVER", true, false},
     {"cuSOLVER getrf+getrs with copies", "cuSOLVER+copies", true, false},
     {"cuSOLVER SSgesv", "SSgesv", true, true},
@@ -186,7 +206,7 @@ struct SolveRun {
     std::string note;  // why it did not run; empty when it ran
     RepeatSummary seconds;
     double backward_error = not_measured;
-    int iter = 0;          // IRS solvers: the last run's iteration count
+    int iter = 0;          // IRS solvers and sgesv_refined: the last run's iteration count
     std::string backend;   // tandem: the backend its Report names
 };
 
@@ -315,6 +335,52 @@ void measure_tandem_gpu_memory(Problem& p, SolveCase& c) {
     });
 }
 
+// tandem::sgesv_refined on host arrays (A is copied back before each run: a
+// fallback leaves the factors in it), and sgesv_refined_gpu on arrays in GPU
+// memory; host wall clock around the call.
+void measure_tandem_refined(Problem& p, SolveCase& c, bool gpu_memory) {
+    SolveRun& run = c.runs[gpu_memory ? tandem_refined_gpu_memory : tandem_refined_host];
+    measure_guarded({&run}, [&] {
+        tandem::Report last_report;
+        int iter = 0;
+        std::vector<double> seconds;
+        auto check = [&](int info, tandem::Report& report, const char* call) {
+            if (info != 0) throw std::runtime_error(tandem_failure(call, info, report));
+            last_report = std::move(report);
+        };
+        if (gpu_memory) {
+            DeviceMatrix d_a(p.a.size()), d_b(p.b.size()), d_x(p.b.size());
+            seconds = time_restored_runs(
+                p.repeats,
+                [&] {
+                    d_a.copy_from_host(p.a.data());
+                    d_b.copy_from_host(p.b.data());
+                },
+                [&] {
+                    tandem::Report report;
+                    check(tandem::sgesv_refined_gpu(p.n, p.nrhs, d_a.data(), p.n, p.ipiv.data(),
+                                                    d_b.data(), p.n, d_x.data(), p.n, &iter,
+                                                    p.tandem_options, &report),
+                          report, "tandem::sgesv_refined_gpu");
+                });
+            d_x.copy_to_host(p.x.data());
+        } else {
+            seconds = time_restored_runs(
+                p.repeats, [&] { std::copy(p.a.begin(), p.a.end(), p.factors.begin()); },
+                [&] {
+                    tandem::Report report;
+                    check(tandem::sgesv_refined(p.n, p.nrhs, p.factors.data(), p.n, p.ipiv.data(),
+                                                p.b.data(), p.n, p.x.data(), p.n, &iter,
+                                                p.tandem_options, &report),
+                          report, "tandem::sgesv_refined");
+                });
+        }
+        record(run, seconds, p.backward_error_of_x());
+        run.iter = iter;
+        note_tandem_report(c, run, last_report);
+    });
+}
+
 // One run of getrf + getrs gives both rows: resident (CUDA events) and with copies.
 void measure_cusolver(Problem& p, SolveCase& c) {
     SolveRun& resident = c.runs[cusolver_resident];
@@ -363,7 +429,7 @@ bool shown(int implementation, bool gpu_rows) {
 }
 
 std::string iter_suffix(int implementation, const SolveRun& run) {
-    return implementations[implementation].irs ? ", iter " + std::to_string(run.iter) : "";
+    return implementations[implementation].iter ? ", iter " + std::to_string(run.iter) : "";
 }
 
 std::string progress_text(int implementation, const SolveRun& run) {
@@ -443,11 +509,12 @@ void print_table(std::ostream& os, const std::vector<SolveCase>& cases, bool gpu
           "(||A||_inf ||x_j||_inf n eps), eps = 2^-24, in double; above "
        << residual_threshold << " fails the run, except an IRS solver's).\n"
           "tandem host: host wall clock around tandem::sgesv on host arrays (automatic backend).\n"
+          "refined host, refined gpu mem: around tandem::sgesv_refined on host arrays and\n"
+          "sgesv_refined_gpu on arrays in GPU memory; iter: the last run's corrections, negative\n"
+          "when tandem's FP32 sgesv answered (see tandem.hpp).\n"
           "tandem's trailing updates on a GPU: "
        << update_precision_name(update_precision)
-       << (update_precision == tandem::UpdatePrecision::tf32x3
-               ? " (split TF32 tensor-core products; on the CPU\nthey stay FP32).\n"
-               : " (SGEMM).\n");
+       << update_precision_note(update_precision) << "\n";
     if (gpu_rows) {
         os << "tandem gpu mem: around tandem::sgesv_gpu, A and B already in GPU memory.\n"
               "cuSOLVER: cusolverDnSgetrf + cusolverDnSgetrs on device-resident arrays (CUDA events);\n"
@@ -504,7 +571,8 @@ void write_csv_header(std::ostream& csv) {
 }
 
 bool is_tandem(int implementation) {
-    return implementation == tandem_host || implementation == tandem_gpu_memory;
+    return implementation == tandem_host || implementation == tandem_gpu_memory ||
+           implementation == tandem_refined_host || implementation == tandem_refined_gpu_memory;
 }
 
 // One row per implementation shown; empty fields where nothing was measured.
@@ -514,7 +582,7 @@ void write_csv_rows(std::ostream& csv, const SolveCase& c, bool gpu_rows,
     for (int i = 0; i < implementation_count; ++i) {
         if (!shown(i, gpu_rows)) continue;
         const SolveRun& run = c.runs[i];
-        const bool has_iter = ran(run) && implementations[i].irs;
+        const bool has_iter = ran(run) && implementations[i].iter;
         csv << c.n << ',' << c.nrhs << ',' << csv_text(implementations[i].name) << ','
             << csv_number(run.seconds.median) << ',' << csv_number(run.seconds.fastest) << ','
             << csv_number(run.seconds.slowest) << ',' << csv_number(run.backward_error) << ','
@@ -616,8 +684,7 @@ int run_solve_mode(const std::vector<std::string>& raw_args, const std::string& 
         for (const int n : args.sizes) {
             std::vector<float> a;
             try {
-                a = random_entries(static_cast<std::size_t>(n) * n, matrix_stream(args.seed, n),
-                                   kind.distribution);
+                a = make_test_matrix(kind.kind, n, args.seed);
             } catch (const std::bad_alloc&) {
                 // Left empty: each of this size's cases records the failure below.
             }
@@ -632,8 +699,10 @@ int run_solve_mode(const std::vector<std::string>& raw_args, const std::string& 
                     const std::vector<float> b = right_hand_sides(kind, n, nrhs, args.seed);
                     Problem p(n, nrhs, args.repeats, tandem_options, a, b, check);
                     measure_tandem_host(p, c);
+                    measure_tandem_refined(p, c, false);
                     if (gpu_rows) {
                         measure_tandem_gpu_memory(p, c);
+                        measure_tandem_refined(p, c, true);
                         measure_cusolver(p, c);
                         measure_irs(p, c);
                     }

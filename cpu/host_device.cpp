@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -20,7 +22,7 @@ using Clock = std::chrono::steady_clock;
 
 class HostDevice final : public Device {
 public:
-    explicit HostDevice(int index) : index_(index) {}
+    HostDevice(int index, UpdatePrecision update) : index_(index), update_(update) {}
 
     std::string name() const override { return "host #" + std::to_string(index_); }
     std::string fingerprint() const override { return "host device"; }
@@ -168,9 +170,24 @@ public:
     void update_trailing(Queue, int64_t r0, int width, int64_t rows, int64_t c0,
                          int64_t cols) override {
         if (rows <= 0 || cols <= 0 || width <= 0) return;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, cols, width, -1.0f,
-                    &panel_[static_cast<size_t>(width) * width], width, &at(r0, c0), ld_, 1.0f,
-                    &at(r0 + width, c0), ld_);
+        const float* l21 = &panel_[static_cast<size_t>(width) * width];
+        if (update_ == UpdatePrecision::tf32 || update_ == UpdatePrecision::bf16) {
+            // The tensor cores' product: operands rounded, FP32 accumulation.
+            const int dropped_bits = update_ == UpdatePrecision::tf32 ? 13 : 16;
+            rounded_l21_.resize(static_cast<size_t>(rows) * width);
+            rounded_u12_.resize(static_cast<size_t>(width) * cols);
+            for (int64_t i = 0; i < rows * width; ++i)
+                rounded_l21_[i] = round_mantissa(l21[i], dropped_bits);
+            for (int64_t i = 0; i < width; ++i)
+                for (int64_t j = 0; j < cols; ++j)
+                    rounded_u12_[i * cols + j] = round_mantissa(at(r0 + i, c0 + j), dropped_bits);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, cols, width, -1.0f,
+                        rounded_l21_.data(), width, rounded_u12_.data(), cols, 1.0f,
+                        &at(r0 + width, c0), ld_);
+            return;
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, cols, width, -1.0f, l21,
+                    width, &at(r0, c0), ld_, 1.0f, &at(r0 + width, c0), ld_);
     }
 
     void catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const int* ipiv) override {
@@ -233,10 +250,58 @@ public:
         return std::chrono::duration<double>(events_.at(e) - events_.front()).count();
     }
 
+    // The refined solve's arrays: an emulated device's memory is host memory.
+    float* allocate_matrix(int64_t count) override { return host_alloc(count); }
+    void free_matrix(float* p) noexcept override { delete[] p; }
+    void copy_matrix(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst,
+                     int64_t ldd) override {
+        for (int64_t j = 0; j < cols; ++j) std::copy_n(src + j * lds, rows, dst + j * ldd);
+    }
+    void multiply_in_double(int64_t n, int64_t k, const float* a, int64_t lda, const double* z,
+                            double* y) override {
+        std::fill_n(y, n * k, 0.0);
+        for (int64_t c = 0; c < k; ++c)
+            for (int64_t j = 0; j < n; ++j) {
+                const double zj = z[c * n + j];
+                const float* column = a + j * lda;
+                double* out = y + c * n;
+                for (int64_t i = 0; i < n; ++i) out[i] += static_cast<double>(column[i]) * zj;
+            }
+    }
+    double norm_inf(int64_t n, const float* a, int64_t lda) override {
+        std::vector<double> sums(static_cast<size_t>(n), 0.0);
+        for (int64_t j = 0; j < n; ++j)
+            for (int64_t i = 0; i < n; ++i) sums[i] += std::abs(static_cast<double>(a[j * lda + i]));
+        double norm = 0.0;
+        for (const double s : sums) {
+            if (std::isnan(s)) return s;
+            norm = std::max(norm, s);
+        }
+        return norm;
+    }
+
 private:
     float& at(int64_t i, int64_t j) { return storage_[static_cast<size_t>(i * ld_ + j)]; }
 
+    // x rounded to nearest (ties to even) at bit `dropped_bits` of its
+    // significand: TF32 (13) or BF16 (16). Inf and NaN stay themselves; a
+    // finite x whose rounding would overflow is truncated instead.
+    static float round_mantissa(float x, int dropped_bits) {
+        uint32_t bits;
+        std::memcpy(&bits, &x, sizeof bits);
+        if ((bits & 0x7f800000u) == 0x7f800000u) return x;
+        const uint32_t half = (1u << (dropped_bits - 1)) - 1u;
+        const uint32_t mask = ~((1u << dropped_bits) - 1u);
+        uint32_t rounded = (bits + half + ((bits >> dropped_bits) & 1u)) & mask;
+        if ((rounded & 0x7f800000u) == 0x7f800000u) rounded = bits & mask;
+        float out;
+        std::memcpy(&out, &rounded, sizeof out);
+        return out;
+    }
+
     int index_;
+    UpdatePrecision update_;
+    std::vector<float> rounded_l21_, rounded_u12_;  // update tf32 / bf16: the rounded operands
     int64_t rows_ = 0, ld_ = 1;
     std::vector<float> storage_;
     std::vector<float> panel_;    // rows x width, row-major
@@ -251,8 +316,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Device> make_host_device(int index) {
-    return std::make_unique<HostDevice>(index);
+std::unique_ptr<Device> make_host_device(int index, UpdatePrecision update) {
+    return std::make_unique<HostDevice>(index, update);
 }
 
 }  // namespace tandem

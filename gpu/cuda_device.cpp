@@ -97,7 +97,10 @@ std::string CudaDevice::fingerprint() const {
     const char* panel = panel_method_ == DevicePanelMethod::cusolver    ? "cusolver"
                         : panel_method_ == DevicePanelMethod::recursive ? "recursive"
                                                                         : "auto";
-    const char* update = update_precision_ == UpdatePrecision::tf32x3 ? " update=tf32x3" : "";
+    const char* update = update_precision_ == UpdatePrecision::tf32x3 ? " update=tf32x3"
+                         : update_precision_ == UpdatePrecision::tf32 ? " update=tf32"
+                         : update_precision_ == UpdatePrecision::bf16 ? " update=bf16"
+                                                                      : "";
     return fingerprint_ + " gemm=" + gemm + " panel=" + panel + update;
 }
 

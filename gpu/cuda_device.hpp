@@ -128,6 +128,18 @@ public:
     void solve_kept_factors(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
                             int64_t ldb) override;
 
+    // The refined solve's arrays and products (cuda_device_refine.cpp), on the
+    // compute queue, synchronous: cudaMalloc'd memory of this GPU, copies by
+    // cudaMemcpy2D (either side host or this GPU), products with A in double
+    // through a device buffer for Z and Y.
+    float* allocate_matrix(int64_t count) override;
+    void free_matrix(float* p) noexcept override;
+    void copy_matrix(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst,
+                     int64_t ldd) override;
+    void multiply_in_double(int64_t n, int64_t k, const float* a, int64_t lda, const double* z,
+                            double* y) override;
+    double norm_inf(int64_t n, const float* a, int64_t lda) override;
+
 private:
     // C = alpha A B + beta C, row-major, with the kernel the policy picks.
     void product(Queue q, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
@@ -228,6 +240,7 @@ private:
     int64_t kept_rows_ = 0, kept_cols_ = 0;  // ... the factors it holds (0 x 0: none)
     DeviceBuffer solve_rhs_[2];  // the solves: right-hand sides in and out of the permutation
     DeviceBuffer solve_perm_;    // ... and the permutation
+    DeviceBuffer refine_vectors_;  // multiply_in_double's Z and Y, norm_inf's row sums
     // op(A) X = B with n x n LU factors at `factors` (ld, row-major storage or
     // column-major), B in host or this GPU's memory; synchronous.
     void solve_with_factors(const float* factors, int64_t ld, bool column_major, char trans,

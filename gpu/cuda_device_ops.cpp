@@ -123,6 +123,14 @@ void CudaDevice::update_trailing(Queue q, int64_t r0, int width, int64_t rows, i
         return;
     }
     const float* l21 = panel_workspace() + int64_t(width) * panel_ld_;
+    if (update_precision_ == UpdatePrecision::tf32 || update_precision_ == UpdatePrecision::bf16) {
+        const cublasComputeType_t compute = update_precision_ == UpdatePrecision::tf32
+                                                ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                : CUBLAS_COMPUTE_32F_FAST_16BF;
+        gemm_tensor_cores(blas(q), compute, rows, cols, width, -1.0f, l21, panel_ld_, at(r0, c0),
+                          ld_, 1.0f, at(r0 + width, c0), ld_);
+        return;
+    }
     product(q, rows, cols, width, -1.0f, l21, panel_ld_, at(r0, c0), ld_, 1.0f,
             at(r0 + width, c0), ld_);
 }

@@ -46,6 +46,17 @@ void gemm(const BlasQueue& queue, int64_t m, int64_t n, int64_t k, float alpha, 
                                     blas_int(ldc, "ldc")));
 }
 
+void gemm_tensor_cores(const BlasQueue& queue, cublasComputeType_t compute, int64_t m, int64_t n,
+                       int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                       int64_t ldb, float beta, float* c, int64_t ldc) {
+    if (m <= 0 || n <= 0) return;
+    TANDEM_CUBLAS_CHECK(cublasGemmEx(queue.handle, CUBLAS_OP_N, CUBLAS_OP_N, blas_int(n, "n"),
+                                     blas_int(m, "m"), blas_int(k, "k"), &alpha, b, CUDA_R_32F,
+                                     blas_int(ldb, "ldb"), a, CUDA_R_32F, blas_int(lda, "lda"),
+                                     &beta, c, CUDA_R_32F, blas_int(ldc, "ldc"), compute,
+                                     CUBLAS_GEMM_DEFAULT));
+}
+
 SgemmVariant make_cublas_variant() {
     SgemmVariant variant;
     variant.name = kCublasVariant;

@@ -31,6 +31,13 @@ struct BlasQueue {
 void gemm(const BlasQueue& queue, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
+// gemm on the tensor cores: FP32 operands and C, the products in the
+// precision `compute` names (CUBLAS_COMPUTE_32F_FAST_TF32: operands rounded to
+// TF32; CUBLAS_COMPUTE_32F_FAST_16BF: to BF16), accumulated in FP32.
+void gemm_tensor_cores(const BlasQueue& queue, cublasComputeType_t compute, int64_t m, int64_t n,
+                       int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                       int64_t ldb, float beta, float* c, int64_t ldc);
+
 // gemm as the SGEMM menu's variant `cublas`: the baseline that the tuner and
 // the benchmark measure tandem's kernels against, and the dispatcher's choice
 // wherever the tuning table says cuBLAS wins. Runs when where.cublas_handle is

@@ -62,13 +62,8 @@ void split_right_tf32x3(cudaStream_t stream, int64_t k, int64_t n, const float* 
 // Row-major C = A B is column-major C^T = B^T A^T: operands swapped, as gemm().
 void product_tf32x3(const BlasQueue& queue, int64_t m, int64_t n, int64_t k, float alpha,
                     const float* a_split, const float* b_split, float beta, float* c, int64_t ldc) {
-    if (m <= 0 || n <= 0) return;
-    const int64_t k3 = 3 * k;
-    TANDEM_CUBLAS_CHECK(cublasGemmEx(
-        queue.handle, CUBLAS_OP_N, CUBLAS_OP_N, blas_int(n, "n"), blas_int(m, "m"),
-        blas_int(k3, "3k"), &alpha, b_split, CUDA_R_32F, blas_int(n, "ldb"), a_split, CUDA_R_32F,
-        blas_int(k3, "lda"), &beta, c, CUDA_R_32F, blas_int(ldc, "ldc"),
-        CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+    gemm_tensor_cores(queue, CUBLAS_COMPUTE_32F_FAST_TF32, m, n, 3 * k, alpha, a_split, 3 * k,
+                      b_split, n, beta, c, ldc);
 }
 
 }  // namespace tandem::gpu

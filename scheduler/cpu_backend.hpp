@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "scheduler/device.hpp"
+#include "tandem/tandem.hpp"
 
 namespace tandem {
 
@@ -26,8 +27,11 @@ const char* lapack_name();
 // oracle for the CUDA device and lets the whole scheduler (look-ahead,
 // transposed transfers, row swaps, inv(L11), several devices) run without a
 // GPU. Every call runs to completion before it returns, so the queues are
-// trivially ordered; events only record host timestamps.
-std::unique_ptr<Device> make_host_device(int index);
+// trivially ordered; events only record host timestamps. Updates of precision
+// tf32 or bf16 round their operands to it and multiply in FP32 (the tensor
+// cores' arithmetic); the others are FP32.
+std::unique_ptr<Device> make_host_device(int index,
+                                         UpdatePrecision update = UpdatePrecision::fp32);
 
 }  // namespace tandem
 

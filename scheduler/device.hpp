@@ -180,6 +180,27 @@ public:
     virtual void solve_column_major(char trans, int64_t n, int64_t nrhs, const float* a,
                                     int64_t lda, const int* ipiv, float* b, int64_t ldb);
 
+    // What the refined solve (sgesv_refined) needs besides those: arrays of its
+    // own in this device's memory (where the _gpu calls' arrays are: GPU
+    // memory, host memory for an emulated device), copies, and A's products
+    // in double. All synchronous.
+    //
+    // count floats of this device's memory (TANDEM_ERROR_OUT_OF_MEMORY if not),
+    // given back with free_matrix.
+    virtual float* allocate_matrix(int64_t count);
+    virtual void free_matrix(float* p) noexcept;
+    // The rows x cols column-major block src (lds) into dst (ldd); each of them
+    // in host memory or this device's.
+    virtual void copy_matrix(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst,
+                             int64_t ldd);
+    // Y = A Z for the n x n A (lda) in this device's memory and Z, Y n x k in
+    // host memory (ld n), products and sums in double.
+    virtual void multiply_in_double(int64_t n, int64_t k, const float* a, int64_t lda,
+                                    const double* z, double* y);
+    // ||A||_inf = max_i sum_j |a_ij| of that A, summed in double (NaN if A
+    // holds a NaN).
+    virtual double norm_inf(int64_t n, const float* a, int64_t lda);
+
     // Event ordering between queues and with the host.
     virtual Event record(Queue q) = 0;
     virtual void wait(Queue q, Event e) = 0;      // later work on q waits for e
@@ -189,6 +210,14 @@ public:
     // Seconds from the origin event (the first record() after allocate()) to e;
     // e must have completed.
     virtual double seconds_at(Event e) = 0;
+};
+
+// Deleter for allocate_matrix's arrays.
+struct FreeMatrix {
+    Device* device = nullptr;
+    void operator()(float* p) const noexcept {
+        if (device && p) device->free_matrix(p);
+    }
 };
 
 // Whether each device can read every other one directly (false for fewer than two).
@@ -223,6 +252,21 @@ inline void Device::solve_kept_factors(char, int64_t, int64_t, const int*, float
 inline void Device::solve_column_major(char, int64_t, int64_t, const float*, int64_t, const int*,
                                        float*, int64_t) {
     throw Error(TANDEM_ERROR_INTERNAL, name() + ": solve_column_major: not a GPU");
+}
+
+inline float* Device::allocate_matrix(int64_t) {
+    throw Error(TANDEM_ERROR_INTERNAL, name() + ": allocate_matrix: not available on this device");
+}
+inline void Device::free_matrix(float*) noexcept {}
+inline void Device::copy_matrix(int64_t, int64_t, const float*, int64_t, float*, int64_t) {
+    throw Error(TANDEM_ERROR_INTERNAL, name() + ": copy_matrix: not available on this device");
+}
+inline void Device::multiply_in_double(int64_t, int64_t, const float*, int64_t, const double*,
+                                       double*) {
+    throw Error(TANDEM_ERROR_INTERNAL, name() + ": multiply_in_double: not available on this device");
+}
+inline double Device::norm_inf(int64_t, const float*, int64_t) {
+    throw Error(TANDEM_ERROR_INTERNAL, name() + ": norm_inf: not available on this device");
 }
 
 }  // namespace tandem

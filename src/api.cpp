@@ -13,6 +13,7 @@
 #include "src/checks.hpp"
 #include "src/last_error.hpp"
 #include "src/layout.hpp"
+#include "src/refined_solve.hpp"
 #include "src/solver.hpp"
 
 namespace tandem {
@@ -228,6 +229,58 @@ int sgesv(int n, int nrhs, float* a, int lda, int* ipiv, float* b, int ldb,
         }
         const int info = solver.factor(n, n, a, lda, ipiv, call.get());
         if (info == 0) solver.solve('N', n, nrhs, a, lda, ipiv, b, ldb, call.get());
+        return call.finished(info, flops);
+    });
+}
+
+int sgesv_refined(int n, int nrhs, float* a, int lda, int* ipiv, const float* b, int ldb,
+                  float* x, int ldx, int* iter, const Options& options, Report* report) {
+    return only_tandem_errors("sgesv_refined", [&]() -> int {
+        CallReport call(report, "sgesv_refined", n, n, nrhs);
+        const detail::CheckResult check =
+            detail::check_gesv_refined(n, nrhs, a, lda, ipiv, b, ldb, x, ldx, iter, options);
+        if (check.info != 0) return call.rejected(check);
+
+        const double flops = detail::getrf_flops(n, n) + detail::getrs_flops(n, nrhs);
+        detail::Solver low(detail::refined_factor_options(options));
+        if (row_major(options)) {
+            std::vector<float> work = detail::col_major_copy(n, n, a, lda);
+            std::vector<float> rhs = detail::col_major_copy(n, nrhs, b, ldb);
+            std::vector<float> solution(rhs.size());
+            const int ld = std::max(n, 1);
+            const int info = detail::solve_refined(low, options, false, n, nrhs, work.data(), ld,
+                                                   ipiv, rhs.data(), ld, solution.data(), ld,
+                                                   *iter, call.get());
+            if (*iter < 0) detail::store_row_major(n, n, work.data(), a, lda);  // the FP32 factors
+            if (info == 0) detail::store_row_major(n, nrhs, solution.data(), x, ldx);
+            return call.finished(info, flops);
+        }
+        const int info = detail::solve_refined(low, options, false, n, nrhs, a, lda, ipiv, b, ldb,
+                                               x, ldx, *iter, call.get());
+        return call.finished(info, flops);
+    });
+}
+
+int sgesv_refined_gpu(int n, int nrhs, float* d_a, int ldda, int* ipiv, const float* d_b,
+                      int lddb, float* d_x, int lddx, int* iter, const Options& options,
+                      Report* report) {
+    return only_tandem_errors("sgesv_refined_gpu", [&]() -> int {
+        CallReport call(report, "sgesv_refined_gpu", n, n, nrhs);
+        const detail::CheckResult check = detail::check_gesv_refined_gpu(
+            n, nrhs, d_a, ldda, ipiv, d_b, lddb, d_x, lddx, iter, options);
+        if (check.info != 0) return call.rejected(check);
+
+        detail::Solver low(detail::refined_factor_options(options));
+        if (n > 0) {
+            const bool columns = nrhs > 0;
+            const detail::CheckResult where = low.use_device_memory(
+                "sgesv_refined_gpu",
+                {{d_a, 3}, {columns ? d_b : nullptr, 6}, {columns ? d_x : nullptr, 8}});
+            if (where.info != 0) return call.rejected(where);
+        }
+        const double flops = detail::getrf_flops(n, n) + detail::getrs_flops(n, nrhs);
+        const int info = detail::solve_refined(low, options, true, n, nrhs, d_a, ldda, ipiv, d_b,
+                                               lddb, d_x, lddx, *iter, call.get());
         return call.finished(info, flops);
     });
 }

@@ -112,7 +112,8 @@ BackendChoice choose_backend(const Options& options) {
 
 DeviceLease::DeviceLease(const BackendChoice& choice) {
     if (choice.backend == Backend::host) {
-        for (int d = 0; d < choice.num_devices; ++d) owned_.push_back(make_host_device(d));
+        for (int d = 0; d < choice.num_devices; ++d)
+            owned_.push_back(make_host_device(d, choice.update_precision));
         for (auto& device : owned_) devices_.push_back(device.get());
     } else if (choice.backend == Backend::gpu) {
         lock_ = gpu::lock_devices();

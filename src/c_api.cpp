@@ -99,6 +99,22 @@ int tandem_sgesv(int layout, int n, int nrhs, float* a, int lda, int* ipiv, floa
     });
 }
 
+int tandem_sgesv_refined(int layout, int n, int nrhs, float* a, int lda, int* ipiv, const float* b,
+                         int ldb, float* x, int ldx, int* iter) {
+    return c_call("tandem_sgesv_refined", layout, [&](const tandem::Options& o) {
+        return tandem::sgesv_refined(n, nrhs, a, lda, ipiv, b, ldb, x, ldx, iter, o);
+    });
+}
+
+int tandem_sgesv_refined_gpu(int n, int nrhs, float* d_a, int ldda, int* ipiv, const float* d_b,
+                             int lddb, float* d_x, int lddx, int* iter) {
+    return guarded_call("tandem_sgesv_refined_gpu", tandem::Options{}, 0,
+                        [&](const tandem::Options& o) {
+                            return tandem::sgesv_refined_gpu(n, nrhs, d_a, ldda, ipiv, d_b, lddb,
+                                                             d_x, lddx, iter, o);
+                        });
+}
+
 const char* tandem_last_error(void) { return tandem::detail::last_error(); }
 
 }  // extern "C"

@@ -47,7 +47,8 @@ bool options_valid(const Options& o, std::string* why) {
         o.device_panel != DevicePanelMethod::cusolver)
         return fail("options.device_panel is not a DevicePanelMethod value");
     if (o.update_precision != UpdatePrecision::fp32 &&
-        o.update_precision != UpdatePrecision::tf32x3)
+        o.update_precision != UpdatePrecision::tf32x3 &&
+        o.update_precision != UpdatePrecision::tf32 && o.update_precision != UpdatePrecision::bf16)
         return fail("options.update_precision is not an UpdatePrecision value");
     if (!(o.inverse_threshold >= 0.0f) || std::isinf(o.inverse_threshold))
         return fail("options.inverse_threshold is negative, infinite or NaN");
@@ -146,15 +147,35 @@ CheckResult check_gesv_arguments(const char* r, int n, int nrhs, const float* a,
     if (n < 0) return bad(1, r, "n < 0");
     if (nrhs < 0) return bad(2, r, "nrhs < 0");
     if (a == nullptr && n > 0) return bad(3, r, "a is null");
-    if (why = misplaced(a, where, "sgesv_gpu"); !why.empty()) return bad(3, r, "a is " + why);
+    const std::string gpu_routine = std::string(r) + "_gpu";
+    if (why = misplaced(a, where, gpu_routine); !why.empty()) return bad(3, r, "a is " + why);
     if (lda < std::max(1, n)) return bad(4, r, "lda < max(1,n)");
     if (ipiv == nullptr && n > 0) return bad(5, r, "ipiv is null");
     if (why = ipiv_misplaced(ipiv); !why.empty()) return bad(5, r, "ipiv is " + why);
     if (b == nullptr && n > 0 && nrhs > 0) return bad(6, r, "b is null");
-    if (why = misplaced(b, where, "sgesv_gpu"); !why.empty()) return bad(6, r, "b is " + why);
+    if (why = misplaced(b, where, gpu_routine); !why.empty()) return bad(6, r, "b is " + why);
     if (ldb < std::max(1, is_row_major(o) ? nrhs : n))
         return bad(7, r, is_row_major(o) ? "ldb < max(1,nrhs) for row-major" : "ldb < max(1,n)");
     if (!options_valid(o, &why)) return bad(8, r, why);
+    return {};
+}
+
+// sgesv's arguments 1-7, then X (8, 9), iter (10) and the options (11).
+CheckResult check_refined_arguments(const char* r, int n, int nrhs, const float* a, int lda,
+                                    const int* ipiv, const float* b, int ldb, const float* x,
+                                    int ldx, const int* iter, const Options& o, Arrays where) {
+    Options layout_only;
+    layout_only.layout = o.layout;
+    CheckResult result = check_gesv_arguments(r, n, nrhs, a, lda, ipiv, b, ldb, layout_only, where);
+    if (result.info != 0) return result;
+    std::string why;
+    if (x == nullptr && n > 0 && nrhs > 0) return bad(8, r, "x is null");
+    if (x != nullptr && x == b && n > 0 && nrhs > 0) return bad(8, r, "x is b; X and B are separate arrays");
+    if (why = misplaced(x, where, std::string(r) + "_gpu"); !why.empty()) return bad(8, r, "x is " + why);
+    if (ldx < std::max(1, is_row_major(o) ? nrhs : n))
+        return bad(9, r, is_row_major(o) ? "ldx < max(1,nrhs) for row-major" : "ldx < max(1,n)");
+    if (iter == nullptr) return bad(10, r, "iter is null");
+    if (!options_valid(o, &why)) return bad(11, r, why);
     return {};
 }
 
@@ -203,6 +224,27 @@ CheckResult check_gesv_gpu(int n, int nrhs, const float* a, int lda, const int* 
     std::string why;
     if (!options_valid(o, &why)) return bad(8, r, why);
     return check_gpu_options(r, 8, o);
+}
+
+CheckResult check_gesv_refined(int n, int nrhs, const float* a, int lda, const int* ipiv,
+                               const float* b, int ldb, const float* x, int ldx, const int* iter,
+                               const Options& o) {
+    return check_refined_arguments("sgesv_refined", n, nrhs, a, lda, ipiv, b, ldb, x, ldx, iter, o,
+                                   Arrays::host);
+}
+
+CheckResult check_gesv_refined_gpu(int n, int nrhs, const float* a, int lda, const int* ipiv,
+                                   const float* b, int ldb, const float* x, int ldx,
+                                   const int* iter, const Options& o) {
+    const char* r = "sgesv_refined_gpu";
+    Options column_major = o;
+    column_major.layout = Layout::col_major;
+    CheckResult result = check_refined_arguments(r, n, nrhs, a, lda, ipiv, b, ldb, x, ldx, iter,
+                                                 column_major, Arrays::gpu);
+    if (result.info != 0) return result;
+    std::string why;
+    if (!options_valid(o, &why)) return bad(11, r, why);
+    return check_gpu_options(r, 11, o);
 }
 
 }  // namespace tandem::detail

@@ -36,6 +36,15 @@ CheckResult check_getrs(char trans, int n, int nrhs, const float* a, int lda, co
 CheckResult check_gesv(int n, int nrhs, const float* a, int lda, const int* ipiv,
                        const float* b, int ldb, const Options& options);
 
+// sgesv_refined(_gpu): sgesv's arguments, then x (8), ldx (9), iter (10) and
+// the options (11); X must not be B.
+CheckResult check_gesv_refined(int n, int nrhs, const float* a, int lda, const int* ipiv,
+                               const float* b, int ldb, const float* x, int ldx, const int* iter,
+                               const Options& options);
+CheckResult check_gesv_refined_gpu(int n, int nrhs, const float* a, int lda, const int* ipiv,
+                                   const float* b, int ldb, const float* x, int ldx,
+                                   const int* iter, const Options& options);
+
 // 'N', 'T' or 'C' in either case; 'C' means 'T' for real matrices.
 bool trans_valid(char trans);
 bool is_transposed(char trans);

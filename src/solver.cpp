@@ -130,6 +130,24 @@ bool Solver::automatic_may_take_cpu() const {
     return choice_.backend == Backend::gpu && !choice_.explicit_request && !plan_fixed;
 }
 
+bool Solver::factors_on_cpu(int64_t m, int64_t n) {
+    if (choice_.backend == Backend::cpu) return true;
+    return automatic_may_take_cpu() && below_crossover(m, n, cpu_crossover());
+}
+
+Device& Solver::first_device() {
+    if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
+    if (lease_->devices().empty())
+        throw Error(TANDEM_ERROR_INTERNAL, "tandem: backend cpu has no device");
+    return *lease_->devices()[0];
+}
+
+void Solver::release_devices() {
+    hybrid_.reset();
+    lease_.reset();
+    factors_on_device_ = factors_kept_ = false;
+}
+
 std::string Solver::describe_plan(int64_t m, int64_t n) {
     if (choice_.backend == Backend::cpu || m == 0 || n == 0)
         return std::string("backend cpu: ") + lapack_name() + " sgetrf\n";

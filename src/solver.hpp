@@ -54,6 +54,15 @@ public:
 
     static constexpr int64_t kMinRhsForDeviceSolve = 16;
 
+    // Whether factor(m, n) would run LAPACK on the CPU: backend cpu, or the
+    // automatic backend below its measured crossover.
+    bool factors_on_cpu(int64_t m, int64_t n);
+    // The first device of the backend (gpu or host), leased now if not yet.
+    Device& first_device();
+    // Gives the devices back (another Solver of this thread may then lease
+    // them: the GPU lease is exclusive); the next call leases them again.
+    void release_devices();
+
     // The plan a factor(m, n, ...) would follow, as text (see tandem::describe_plan).
     std::string describe_plan(int64_t m, int64_t n);
 

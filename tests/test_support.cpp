@@ -253,6 +253,28 @@ double factorization_residual(int64_t m, int64_t n, const float* a, int64_t lda,
     return ratio(rnorm, double(std::max(m, n)) * anorm * kEps);
 }
 
+double inf_backward_error(int64_t n, int64_t nrhs, const float* a, int64_t lda, const float* x,
+                          int64_t ldx, const float* b, int64_t ldb) {
+    std::vector<double> rows(static_cast<size_t>(n), 0.0);
+    for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < n; ++i) rows[i] += std::abs(double(a[i + j * lda]));
+    const double a_norm = n > 0 ? *std::max_element(rows.begin(), rows.end()) : 0.0;
+    double worst = 0.0;
+    for (int64_t c = 0; c < nrhs; ++c) {
+        std::vector<double> r(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) r[i] = b[i + c * ldb];
+        for (int64_t j = 0; j < n; ++j)
+            for (int64_t i = 0; i < n; ++i) r[i] -= double(a[i + j * lda]) * x[j + c * ldx];
+        double r_norm = 0.0, x_norm = 0.0;
+        for (int64_t i = 0; i < n; ++i) {
+            r_norm = std::max(r_norm, std::abs(r[i]));
+            x_norm = std::max(x_norm, std::abs(double(x[i + c * ldx])));
+        }
+        if (r_norm > 0.0) worst = std::max(worst, r_norm / (a_norm * x_norm));
+    }
+    return worst;
+}
+
 double solve_residual(int64_t n, int64_t nrhs, const float* a, int64_t lda, const float* x,
                       int64_t ldx, const float* b, int64_t ldb) {
     return solve_residual_op(false, n, nrhs, a, lda, x, ldx, b, ldb);

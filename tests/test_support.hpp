@@ -57,6 +57,11 @@ double factorization_residual(int64_t m, int64_t n, const float* a, int64_t lda,
 double solve_residual(int64_t n, int64_t nrhs, const float* a, int64_t lda, const float* x,
                       int64_t ldx, const float* b, int64_t ldb);
 
+// sgesv_refined's own test quantity: max_j ||b_j - A x_j||_inf /
+// (||A||_inf ||x_j||_inf) in double, column-major (0 for a zero residual).
+double inf_backward_error(int64_t n, int64_t nrhs, const float* a, int64_t lda, const float* x,
+                          int64_t ldx, const float* b, int64_t ldb);
+
 // The same for A^T x_j = b_j (trans 'T' / 'C'), with ||A^T||_1 in the denominator.
 double solve_residual_trans(int64_t n, int64_t nrhs, const float* a, int64_t lda, const float* x,
                             int64_t ldx, const float* b, int64_t ldb);

@@ -55,6 +55,15 @@ int tandem_sgetrs(int layout, char trans, int n, int nrhs, const float* a, int l
 int tandem_sgesv(int layout, int n, int nrhs, float* a, int lda, int* ipiv, float* b,
                  int ldb);
 
+/* Solve A*X = B by a lower-precision LU refined to FP32 quality, as LAPACK's
+ * DSGESV (see tandem::sgesv_refined): X is separate from B; iter >= 0 is the
+ * number of corrections (A unchanged), iter < 0 says why tandem_sgesv's FP32
+ * factors answered instead (A and ipiv hold them). */
+int tandem_sgesv_refined(int layout, int n, int nrhs, float* a, int lda, int* ipiv,
+                         const float* b, int ldb, float* x, int ldx, int* iter);
+int tandem_sgesv_refined_gpu(int n, int nrhs, float* d_a, int ldda, int* ipiv, const float* d_b,
+                             int lddb, float* d_x, int lddx, int* iter);
+
 /* Text of the last run-time error or argument error on this thread ("" if none). */
 const char* tandem_last_error(void);
 

@@ -94,7 +94,14 @@ enum class DevicePanelMethod { automatic, recursive, cusolver };
 //           4096). An entry whose TF32 rounding would overflow is truncated
 //           instead; low parts below FP32's normal range (|a| < about 2^-115)
 //           count as zero, as the tensor cores take them.
-enum class UpdatePrecision { fp32, tf32x3 };
+//   tf32:   one TF32 tensor-core product (operands rounded to 10 fraction
+//           bits, FP32 accumulation): factors accurate to about 1e-3
+//           relative, for sgesv_refined, whose refinement restores FP32
+//           quality. The panels stay FP32, as with tf32x3.
+//   bf16:   the same with operands rounded to BF16 (7 fraction bits).
+// Emulated host devices round the operands to TF32 or BF16 and multiply in
+// FP32, so that the tests see the same precision; tf32x3 computes in FP32 there.
+enum class UpdatePrecision { fp32, tf32x3, tf32, bf16 };
 
 struct Options {
     // --- what most calls set -------------------------------------------------
@@ -225,6 +232,45 @@ int sgetrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv
 // A * X = B: sgetrf, then (if info == 0) sgetrs. On a GPU, A and B each cross the bus once each way.
 int sgesv(int n, int nrhs, float* a, int lda, int* ipiv, float* b, int ldb,
           const Options& options = {}, Report* report = nullptr);
+
+// A X = B by an LU factorization whose trailing updates run on the tensor
+// cores, refined to FP32 quality: LAPACK's DSGESV one level down. The updates
+// are tf32x3 by default; Options::update_precision tf32 or bf16 asks for a
+// faster, rougher factorization (about 1e-3 relative), which refines in a
+// few corrections on matrices such as randsvd but needs tens of GMRES steps,
+// or falls back, on large random dense ones (docs/PERFORMANCE.md has both).
+// The panels are FP32. X is then corrected with residuals B - A X
+// accumulated in double until every column passes
+// ||b_j - A x_j||_inf <= 2^-23 ||A||_inf ||x_j||_inf (stricter than an FP32
+// LU solve's own backward error on random matrices from n of about 100 on:
+// see docs/ALGORITHM.md), classically while each correction at least halves
+// the residual and then by GMRES preconditioned with the factors (GMRES-IR).
+// X (x, ldx) is separate from B, which is never written. iter:
+//    >= 0  refinement succeeded after iter corrections: A is unchanged and ipiv
+//          holds the lower-precision factorization's pivots;
+//    < 0   tandem's FP32 sgesv answered instead: A and ipiv hold its LU
+//          factors, info is its info, and iter says why:
+//          -1 the automatic backend gives this matrix to the CPU's LAPACK, or
+//             backend cpu, or the device has no memory for the refinement's
+//             two n x n arrays;
+//          -2 A holds Inf or NaN, or X or its residual became so (B did);
+//          -3 the lower-precision factorization met an exactly zero pivot;
+//          -4 refinement stalled: neither a classical nor a GMRES correction
+//             halved the residual (A too ill-conditioned for the factors);
+//          -31 the test still failed after 30 corrections.
+// The device holds A and its lower-precision factors (two n x n arrays)
+// besides what sgetrf_gpu needs. Arguments count as in the signature
+// (x 8, ldx 9, iter 10, options 11); x must not be b.
+int sgesv_refined(int n, int nrhs, float* a, int lda, int* ipiv, const float* b, int ldb,
+                  float* x, int ldx, int* iter, const Options& options = {},
+                  Report* report = nullptr);
+
+// sgesv_refined with A, B and X in the memory of one GPU (column-major; as
+// sgesv_gpu's rules); ipiv and iter in host memory. The refinement's vectors
+// cross to the host (n x nrhs per correction); A never does.
+int sgesv_refined_gpu(int n, int nrhs, float* d_a, int ldda, int* ipiv, const float* d_b,
+                      int lddb, float* d_x, int lddx, int* iter, const Options& options = {},
+                      Report* report = nullptr);
 
 // What sgetrf(m, n, ..., options) would do, as text: the backend and devices
 // and, for the hybrid backends, each step's panel width and where the panel is
