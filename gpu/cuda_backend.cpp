@@ -8,6 +8,7 @@
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_device.hpp"
+#include "gpu/kernel_shared_memory.hpp"
 #include "gpu/kernel_image.hpp"
 #include "gpu/sgemm_cublaslt.hpp"
 #include "tandem/tandem.hpp"
@@ -153,6 +154,7 @@ void release_devices() {
     std::lock_guard<std::mutex> lock(kept_devices().mutex);
     kept_devices().devices.clear();
     release_cublaslt_handles();  // with no device left to use them
+    forget_kernel_settings();    // the contexts may be new ones (cudaDeviceReset)
 }
 
 }  // namespace tandem::gpu

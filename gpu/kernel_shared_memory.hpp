@@ -11,6 +11,15 @@ namespace tandem::gpu {
 // naming cudaFuncSetAttribute on failure.
 void prepare_kernel_shared_memory(const void* kernel, int shared_bytes);
 
+// What tandem learns and sets once per device about its kernels (these
+// attributes, the leaves' cluster sizes, the row moves a launch takes)
+// belongs to the device's CUDA context, which an application's
+// cudaDeviceReset() destroys. Each such memo is kept with the generation it
+// was made in; release_devices() (tandem::release_resources) starts a new
+// one, after which every memo is made again.
+unsigned kernel_settings_generation();
+void forget_kernel_settings();
+
 }  // namespace tandem::gpu
 
 #endif  // TANDEM_GPU_KERNEL_SHARED_MEMORY_HPP

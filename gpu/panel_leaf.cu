@@ -10,6 +10,7 @@
 #include <string>
 
 #include "gpu/cuda_check.hpp"
+#include "gpu/kernel_shared_memory.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::gpu {
@@ -453,9 +454,12 @@ void launch_leaf(int blocks, float* a, int64_t ld, bool column_major, int rows, 
 int max_cluster_blocks() {
     constexpr int kMaxDevices = 64;
     static std::atomic<int> known[kMaxDevices] = {};  // 0: not asked yet
+    static std::atomic<unsigned> known_in[kMaxDevices] = {};  // ... generation
     int device = 0;
     TANDEM_CUDA_CHECK(cudaGetDevice(&device));
-    if (device < kMaxDevices && known[device].load() != 0) return known[device].load();
+    const unsigned generation = kernel_settings_generation();
+    if (device < kMaxDevices && known[device].load() != 0 && known_in[device].load() == generation)
+        return known[device].load();
     allow_large_leaf_clusters();
     auto kernel = factor_leaf_kernel<32, 4, kLeafThreads, true, true>;
     int blocks = 1;
@@ -470,7 +474,10 @@ int max_cluster_blocks() {
         TANDEM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
         if (clusters > 0) blocks = size;
     }
-    if (device < kMaxDevices) known[device].store(blocks);
+    if (device < kMaxDevices) {
+        known[device].store(blocks);
+        known_in[device].store(generation);
+    }
     return blocks;
 }
 

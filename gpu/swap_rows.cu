@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpu/cuda_check.hpp"
+#include "gpu/kernel_shared_memory.hpp"
 
 namespace tandem::gpu {
 namespace {
@@ -81,7 +82,12 @@ int move_capacity() {
     TANDEM_CUDA_CHECK(cudaGetDevice(&device));
     static std::mutex mutex;
     static std::map<int, int> capacity;  // by device
+    static unsigned known_in = 0;        // ... in this generation (kernel_shared_memory.hpp)
     std::lock_guard<std::mutex> lock(mutex);
+    if (known_in != kernel_settings_generation()) {
+        capacity.clear();
+        known_in = kernel_settings_generation();
+    }
     const auto found = capacity.find(device);
     if (found != capacity.end()) return found->second;
     int optin = 0;

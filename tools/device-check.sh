@@ -54,6 +54,15 @@ if [[ " $STEPS " == *" sanitizer "* ]]; then
       --gtest_filter="${SANITIZER_LU_FILTER:-Devices/HybridScheduler.*/gpu_*}" ) \
     >"$OUT/sanitizer.log" 2>&1 || status=1
   grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/sanitizer.log" | tail -6
+  # Shared-memory races and barrier misuse in the panel leaves and the row
+  # swaps, on small shapes (racecheck runs them 100x slower).
+  ( export XDG_CACHE_HOME="${TMPDIR:-/tmp}/tandem-sanitizer-cache"
+    for tool in racecheck synccheck; do
+      timeout 300 compute-sanitizer --tool $tool --error-exitcode 3 "$TANDEM_BUILD_DIR/tests/tandem_gpu_tests" \
+        --gtest_filter="${RACECHECK_FILTER:-GpuDevice.FactorPanelReportsZeroPivots*:GpuDevice.SwapRowsPermutation*}" ||
+        exit 1
+    done ) >"$OUT/racecheck.log" 2>&1 || status=1
+  grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" "$OUT/racecheck.log" | tail -6
 fi
 
 if [[ " $STEPS " == *" plan "* ]]; then

@@ -285,7 +285,9 @@ int gpu_count();
 // tandem keeps each GPU's streams, cuBLAS handles, pinned host buffers and
 // device memory between calls (so that small solves pay no set-up). This frees
 // them; the next GPU call sets them up again. Not to be called while another
-// thread is inside a tandem call.
+// thread is inside a tandem call. An application that calls cudaDeviceReset()
+// calls this after it, before its next tandem call (tandem's streams, handles
+// and kernel settings belonged to the context the reset destroyed).
 void release_resources();
 // The backend `automatic` resolves to right now (honours TANDEM_BACKEND).
 Backend resolve_backend(const Options& options);
