@@ -1,4 +1,5 @@
 #include "gpu/bounce_buffers.hpp"
+#include "gpu/device_buffer.hpp"
 
 #include "gpu/cuda_check.hpp"
 
@@ -20,6 +21,13 @@ void BounceBuffers::ensure() {
 }
 
 void BounceBuffers::release() noexcept {
+    if (cuda_objects_orphaned()) {  // the reset freed them
+        for (int i = 0; i < 2; ++i) {
+            released_[i] = nullptr;
+            data_[i] = nullptr;
+        }
+        return;
+    }
     for (int i = 0; i < 2; ++i) {
         if (released_[i]) {
             (void)cudaEventSynchronize(released_[i]);

@@ -8,6 +8,7 @@
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_device.hpp"
+#include "gpu/device_buffer.hpp"
 #include "gpu/kernel_shared_memory.hpp"
 #include "gpu/kernel_image.hpp"
 #include "gpu/sgemm_cublaslt.hpp"
@@ -152,9 +153,17 @@ Device& kept_device(int ordinal, const GpuSettings& settings) {
 
 void release_devices() {
     std::lock_guard<std::mutex> lock(kept_devices().mutex);
+    // After an application's cudaDeviceReset() the objects are gone already:
+    // they are forgotten rather than freed (on every device, should only some
+    // have been reset: a small leak on the others).
+    bool reset = false;
+    for (const auto& device : kept_devices().devices)
+        if (device && !device->context_alive()) reset = true;
+    cuda_objects_orphaned() = reset;
     kept_devices().devices.clear();
     release_cublaslt_handles();  // with no device left to use them
-    forget_kernel_settings();    // the contexts may be new ones (cudaDeviceReset)
+    cuda_objects_orphaned() = false;
+    forget_kernel_settings();    // the contexts may be new ones
 }
 
 }  // namespace tandem::gpu

@@ -50,6 +50,7 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
         for (int q = 0; q < kQueues; ++q)
             TANDEM_CUDA_CHECK(cudaStreamCreateWithPriority(&streams_[q], cudaStreamNonBlocking,
                                                            priorities[q]));
+        sentinel_ = DeviceBuffer(256, "context sentinel");
     } catch (...) {
         release();
         throw;
@@ -147,7 +148,31 @@ void CudaDevice::release_buffers() noexcept {
     has_inverse_ = false;
 }
 
+bool CudaDevice::context_alive() const noexcept {
+    cudaPointerAttributes attributes;
+    const bool alive = sentinel_.floats() != nullptr &&
+                       cudaPointerGetAttributes(&attributes, sentinel_.floats()) == cudaSuccess &&
+                       attributes.type == cudaMemoryTypeDevice;
+    (void)cudaGetLastError();
+    return alive;
+}
+
 void CudaDevice::release() noexcept {
+    if (cuda_objects_orphaned()) {  // their context is gone: forget them, free nothing
+        for (BounceBuffers& b : bounce_) b.release();
+        pinned_cache_.clear();
+        pinned_in_use_.clear();
+        events_.clear();
+        events_used_ = 0;
+        for (int q = 0; q < kQueues; ++q) {
+            handles_[q] = nullptr;
+            solvers_[q] = nullptr;
+            streams_[q] = nullptr;
+        }
+        release_buffers();  // drops the DeviceBuffers' pointers
+        sentinel_.reset();
+        return;
+    }
     release_buffers();
     for (BounceBuffers& b : bounce_) b.release();
     for (const auto& block : pinned_cache_) (void)cudaFreeHost(block.second);

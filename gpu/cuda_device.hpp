@@ -54,6 +54,9 @@ public:
     CudaDevice& operator=(const CudaDevice&) = delete;
 
     std::string name() const override { return name_; }
+    // Whether the CUDA context this device's objects were made in still
+    // exists (an application's cudaDeviceReset() destroys it).
+    bool context_alive() const noexcept;
     // The GPU, its driver and runtime, and the SGEMM policy of its updates
     // (Options::gemm changes the measured update rate).
     std::string fingerprint() const override;
@@ -241,6 +244,7 @@ private:
     DeviceBuffer solve_rhs_[2];  // the solves: right-hand sides in and out of the permutation
     DeviceBuffer solve_perm_;    // ... and the permutation
     DeviceBuffer refine_vectors_;  // multiply_in_double's Z and Y, norm_inf's row sums
+    DeviceBuffer sentinel_;        // a small allocation that lives as long as the context
     // op(A) X = B with n x n LU factors at `factors` (ld, row-major storage or
     // column-major), B in host or this GPU's memory; synchronous.
     void solve_with_factors(const float* factors, int64_t ld, bool column_major, char trans,

@@ -7,6 +7,11 @@
 
 namespace tandem::gpu {
 
+bool& cuda_objects_orphaned() {
+    static bool orphaned = false;
+    return orphaned;
+}
+
 DeviceBuffer::DeviceBuffer(size_t bytes, const char* what) {
     if (bytes == 0) return;
     const cudaError_t status = cudaMalloc(&ptr_, bytes);

@@ -11,6 +11,14 @@
 
 namespace tandem::gpu {
 
+// While true, tandem's CUDA objects (allocations, pinned blocks, streams,
+// events, library handles) are dropped instead of freed: the context they
+// were made in is gone (an application's cudaDeviceReset()) and took them
+// with it, and destroying them again can crash inside cuBLAS or cuSOLVER.
+// Set only by release_devices(), under its lock, while it destroys the kept
+// devices whose context was reset.
+bool& cuda_objects_orphaned();
+
 class DeviceBuffer {
 public:
     DeviceBuffer() = default;
@@ -32,7 +40,7 @@ public:
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
     void reset() noexcept {
-        if (ptr_) (void)cudaFree(ptr_);
+        if (ptr_ && !cuda_objects_orphaned()) (void)cudaFree(ptr_);
         ptr_ = nullptr;
         bytes_ = 0;
     }

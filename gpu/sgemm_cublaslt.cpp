@@ -1,4 +1,5 @@
 #include "gpu/sgemm_cublaslt.hpp"
+#include "gpu/device_buffer.hpp"
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -105,7 +106,8 @@ void release_cublaslt_handles() {
     LtHandles& handles = lt_handles();
     std::lock_guard<std::mutex> lock(handles.mutex);
     for (cublasLtHandle_t& handle : handles.by_device) {
-        if (handle) cublasLtDestroy(handle);  // a failure leaves nothing to undo
+        // A failure leaves nothing to undo; after a context reset, nothing to destroy.
+        if (handle && !cuda_objects_orphaned()) cublasLtDestroy(handle);
         handle = nullptr;
     }
 }
