@@ -3,8 +3,11 @@
 // never leaves a half-written result unannounced: either A and ipiv are exactly
 // as they were, or the error says that A is partially overwritten (the factors
 // are copied out while the steps run). The devices work again afterwards.
+// And the process-wide state a factorization may change while it runs
+// (OpenBLAS's thread count), observed from inside the device operations.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +16,11 @@
 #include "scheduler/hybrid_lu.hpp"
 #include "tandem/tandem.hpp"
 #include "tests/test_support.hpp"
+
+extern "C" {
+int openblas_get_num_threads(void);
+void openblas_set_num_threads(int);
+}
 
 namespace tandem::test {
 namespace {
@@ -105,9 +113,12 @@ public:
 
     int calls() const { return calls_; }
     void disarm() { failing_.clear(); }
+    // Called with the operation's name at each faultable operation.
+    std::function<void(const char*)> observer;
 
 private:
     void fault(const char* op) {
+        if (observer) observer(op);
         if (failing_.empty() || failing_ != op || ++calls_ != at_) return;
         throw Error(TANDEM_ERROR_INTERNAL, name() + ": " + op + ": injected failure");
     }
@@ -190,6 +201,40 @@ TEST(SchedulerFaults, EveryOperationFailingLeavesAUntouchedOrSaysSo) {
                           kResidualBound);
             }
     EXPECT_GT(failures_seen, 50) << failures_seen;  // most operations are reached on most routes
+}
+
+// OpenBLAS's thread count is process-wide: a plan of device panels alone
+// leaves it as the application set it while the steps run; a plan with CPU
+// panels holds it at one (their OpenMP team competes with OpenBLAS's spinning
+// threads) and gives the application's count back at the end.
+TEST(SchedulerGlobalState, OpenBlasThreadsChangeOnlyWhileCpuPanelsMayRun) {
+    const int n = 96;
+    const std::vector<float> a = make_matrix(n, n, n, MatrixKind::random, test_seed());
+    const int application_threads = 2;
+    const int before = openblas_get_num_threads();
+    openblas_set_num_threads(application_threads);
+    for (const PanelSite site : {PanelSite::device, PanelSite::cpu}) {
+        SCOPED_TRACE(site == PanelSite::device ? "device panels" : "CPU panels");
+        FaultyDevice device(0, "", 0);
+        std::vector<int> seen;
+        device.observer = [&](const char* op) {
+            if (std::string(op) == "update_trailing") seen.push_back(openblas_get_num_threads());
+        };
+        std::vector<Device*> devices = {&device};
+        HybridSettings settings;
+        settings.block_size = 16;
+        settings.sites.assign((n + 15) / 16, site);
+        HybridLU lu(devices, settings);
+        std::vector<float> out = a;
+        std::vector<int> ipiv(n);
+        Report report;
+        ASSERT_EQ(lu.factor(n, n, out.data(), n, ipiv.data(), report), 0);
+        ASSERT_FALSE(seen.empty());
+        const int expected = site == PanelSite::device ? application_threads : 1;
+        for (const int threads : seen) EXPECT_EQ(threads, expected);
+        EXPECT_EQ(openblas_get_num_threads(), application_threads) << "given back at the end";
+    }
+    openblas_set_num_threads(before);
 }
 
 }  // namespace

@@ -67,6 +67,12 @@ enum class GemmKernel { automatic, tandem, cublas };
 //   cpu:       every panel on the CPU (the seed design).
 //   device:    every panel on the device owning its columns (with the
 //              DevicePanelMethod on a GPU; LAPACK on an emulated host device).
+// While a plan with CPU panels runs (and during the first call's
+// calibration), OpenBLAS's thread count, which is process-wide, is held at 1:
+// the panels' own OpenMP team would otherwise compete with OpenBLAS's spinning
+// threads. BLAS calls that other threads of the application make meanwhile
+// run single-threaded; the count is given back when the last such call ends.
+// A plan of device panels alone leaves it as it is.
 enum class PanelPlacement { automatic, cpu, device };
 
 // How a GPU factors the panels the plan gives it (and sgetrf_gpu a matrix it
