@@ -132,9 +132,15 @@ TEST(ApiBackendChoice, EnvironmentSteersAutomaticOnly) {
 // automatic plan for a mid-size matrix, which on a GPU calibrates and caches
 // this machine's model before the other tests start.
 TEST(MachineModel, CalibratedOnceForTheSuite) {
-    std::string plan;
-    EXPECT_NO_THROW(plan = describe_plan(4096, 4096));
-    EXPECT_NE(plan.find("backend "), std::string::npos) << plan;
+    // The default model, and the one of the tf32x3 updates that sgesv_refined
+    // factors with (a model is measured per update precision).
+    for (const UpdatePrecision precision : {UpdatePrecision::fp32, UpdatePrecision::tf32x3}) {
+        Options options;
+        options.update_precision = precision;
+        std::string plan;
+        EXPECT_NO_THROW(plan = describe_plan(4096, 4096, options));
+        EXPECT_NE(plan.find("backend "), std::string::npos) << plan;
+    }
 }
 
 }  // namespace
