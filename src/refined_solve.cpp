@@ -1,5 +1,6 @@
 #include "src/refined_solve.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -136,27 +137,30 @@ int solve_refined(Solver& low, const Options& options, bool device_memory, int64
         return fall_back(-3, std::string("the ") + precision_name(precision) +
                                  " factorization met an exact zero pivot");
 
-    // Refinement on host copies of B and X (n x nrhs: the O(n^2) work is on the device).
-    std::vector<float> host_b, host_x;
+    // Refinement on host arrays (n x nrhs: the O(n^2) work is on the device).
+    // X is the caller's only once it passed: a failure on the way leaves it as it was.
+    std::vector<float> host_b, host_x(static_cast<size_t>(n * nrhs));
     const float* rhs = b;
-    float* solution = x;
-    int64_t ld_rhs = ldb, ld_solution = ldx;
+    int64_t ld_rhs = ldb;
     if (device_memory) {
         host_b.resize(static_cast<size_t>(n * nrhs));
-        host_x.resize(static_cast<size_t>(n * nrhs));
         device->copy_matrix(n, nrhs, b, ldb, host_b.data(), n);
         rhs = host_b.data();
-        solution = host_x.data();
-        ld_rhs = ld_solution = n;
+        ld_rhs = n;
     }
     DeviceSystem system(low, *device, n, matrix, ld, lu.get(), ipiv, report);
     const RefinementResult result =
-        refine_solution(system, a_norm, nrhs, rhs, ld_rhs, solution, ld_solution);
+        refine_solution(system, a_norm, nrhs, rhs, ld_rhs, host_x.data(), n);
     lu.reset();
     own_a.reset();
     if (!result.converged) return fall_back(result.failure, result.why);
 
-    if (device_memory) device->copy_matrix(n, nrhs, host_x.data(), n, x, ldx);
+    if (device_memory) {
+        device->copy_matrix(n, nrhs, host_x.data(), n, x, ldx);
+    } else {
+        for (int64_t j = 0; j < nrhs; ++j)
+            std::copy_n(host_x.data() + j * n, n, x + j * ldx);
+    }
     iter = result.corrections;
     const std::string gmres =
         result.gmres_steps > 0 ? " with " + std::to_string(result.gmres_steps) + " GMRES steps" : "";

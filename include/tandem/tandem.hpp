@@ -267,7 +267,9 @@ int sgesv(int n, int nrhs, float* a, int lda, int* ipiv, float* b, int ldb,
 // The device holds A and its lower-precision factors (two n x n arrays)
 // besides what sgetrf_gpu needs. The planner's model is measured per update
 // precision: the first call on a machine calibrates the tf32x3 one and caches
-// it, as the first sgetrf does its own (2.8 s on an H100). Arguments count as in the signature
+// it, as the first sgetrf does its own (2.8 s on an H100). A run-time
+// failure (tandem::Error) leaves X untouched; A too, unless the fallback's
+// factorization was writing it, which the error's text then says. Arguments count as in the signature
 // (x 8, ldx 9, iter 10, options 11); x must not be b.
 int sgesv_refined(int n, int nrhs, float* a, int lda, int* ipiv, const float* b, int ldb,
                   float* x, int ldx, int* iter, const Options& options = {},
