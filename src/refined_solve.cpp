@@ -60,21 +60,31 @@ int solve_in_fp32(const Options& options, bool device_memory, int64_t n, int64_t
     Options fp32 = options;
     fp32.update_precision = UpdatePrecision::fp32;
     Solver solver(fp32);
+    // X = inv(A) B is solved in a copy of B and written to X at the end, so
+    // that a failure in the solve leaves X untouched.
     if (!device_memory) {
         const int info = solver.factor(n, n, a, lda, ipiv, report);
         if (info != 0) return info;
-        for (int64_t j = 0; j < nrhs; ++j)
-            for (int64_t i = 0; i < n; ++i) x[j * ldx + i] = b[j * ldb + i];
-        solver.solve('N', n, nrhs, a, lda, ipiv, x, ldx, report);
+        std::vector<float> work(static_cast<size_t>(n * nrhs));
+        for (int64_t j = 0; j < nrhs; ++j) std::copy_n(b + j * ldb, n, work.data() + j * n);
+        solver.solve('N', n, nrhs, a, lda, ipiv, work.data(), n, report);
+        for (int64_t j = 0; j < nrhs; ++j) std::copy_n(work.data() + j * n, n, x + j * ldx);
         return 0;
     }
     const CheckResult where =
         solver.use_device_memory("sgesv_refined_gpu", {{a, 3}, {b, 6}, {x, 8}});
     if (where.info != 0) throw Error(TANDEM_ERROR_INTERNAL, where.message);  // checked before
     const int info = solver.factor_in_device_memory(n, n, a, lda, ipiv, report);
-    if (info != 0) return info;
-    solver.first_device().copy_matrix(n, nrhs, b, ldb, x, ldx);
-    solver.solve_in_device_memory('N', n, nrhs, a, lda, ipiv, x, ldx, report);
+    if (info != 0 || nrhs == 0) return info;
+    try {
+        Device& device = solver.first_device();
+        const DeviceMatrix work = allocate(device, n * nrhs);
+        device.copy_matrix(n, nrhs, b, ldb, work.get(), n);
+        solver.solve_in_device_memory('N', n, nrhs, a, lda, ipiv, work.get(), n, report);
+        device.copy_matrix(n, nrhs, work.get(), n, x, ldx);
+    } catch (const Error& e) {
+        throw Error(e.code(), std::string(e.what()) + " (FP32 fallback: A and ipiv hold its LU factors)");
+    }
     return 0;
 }
 
