@@ -153,17 +153,18 @@ Device& kept_device(int ordinal, const GpuSettings& settings) {
 
 void release_devices() {
     std::lock_guard<std::mutex> lock(kept_devices().mutex);
-    // After an application's cudaDeviceReset() the objects are gone already:
-    // they are forgotten rather than freed (on every device, should only some
-    // have been reset: a small leak on the others).
-    bool reset = false;
-    for (const auto& device : kept_devices().devices)
-        if (device && !device->context_alive()) reset = true;
-    cuda_objects_orphaned() = reset;
-    kept_devices().devices.clear();
-    release_cublaslt_handles();  // with no device left to use them
+    // After an application's cudaDeviceReset() a device's objects are gone
+    // already: they are forgotten rather than freed, that device's only.
+    std::vector<bool> reset;
+    for (std::unique_ptr<CudaDevice>& device : kept_devices().devices) {
+        reset.push_back(device && !device->context_alive());
+        cuda_objects_orphaned() = reset.back();
+        device.reset();
+    }
     cuda_objects_orphaned() = false;
-    forget_kernel_settings();    // the contexts may be new ones
+    kept_devices().devices.clear();
+    release_cublaslt_handles(reset);  // with no device left to use them
+    forget_kernel_settings();         // the contexts may be new ones
 }
 
 }  // namespace tandem::gpu

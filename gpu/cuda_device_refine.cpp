@@ -17,10 +17,13 @@ float* CudaDevice::allocate_matrix(int64_t count) {
     DeviceGuard guard(ordinal_);
     void* p = nullptr;
     const size_t bytes = sizeof(float) * static_cast<size_t>(std::max<int64_t>(count, 1));
-    if (cudaMalloc(&p, bytes) != cudaSuccess) {
-        (void)cudaGetLastError();  // the failed allocation is not sticky
-        throw Error(TANDEM_ERROR_OUT_OF_MEMORY,
-                    name_ + ": cannot allocate " + std::to_string(count) + " floats of device memory");
+    const cudaError_t status = cudaMalloc(&p, bytes);
+    if (status != cudaSuccess) {
+        (void)cudaGetLastError();  // a failed allocation is not sticky
+        throw Error(status == cudaErrorMemoryAllocation ? TANDEM_ERROR_OUT_OF_MEMORY
+                                                        : TANDEM_ERROR_DEVICE,
+                    name_ + ": cudaMalloc of " + std::to_string(count) +
+                        " floats failed: " + cudaGetErrorString(status));
     }
     return static_cast<float*>(p);
 }

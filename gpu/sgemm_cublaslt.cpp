@@ -102,12 +102,14 @@ void run_cublaslt(const SgemmArgs& args, const SgemmStream& where) {
 
 }  // namespace
 
-void release_cublaslt_handles() {
+void release_cublaslt_handles(const std::vector<bool>& context_reset) {
     LtHandles& handles = lt_handles();
     std::lock_guard<std::mutex> lock(handles.mutex);
-    for (cublasLtHandle_t& handle : handles.by_device) {
+    for (size_t device = 0; device < handles.by_device.size(); ++device) {
+        cublasLtHandle_t& handle = handles.by_device[device];
         // A failure leaves nothing to undo; after a context reset, nothing to destroy.
-        if (handle && !cuda_objects_orphaned()) cublasLtDestroy(handle);
+        const bool reset = device < context_reset.size() && context_reset[device];
+        if (handle && !reset) cublasLtDestroy(handle);
         handle = nullptr;
     }
 }

@@ -7,6 +7,8 @@
 #ifndef TANDEM_GPU_SGEMM_CUBLASLT_HPP
 #define TANDEM_GPU_SGEMM_CUBLASLT_HPP
 
+#include <vector>
+
 #include "gpu/sgemm_variants.hpp"
 
 namespace tandem::gpu {
@@ -23,8 +25,10 @@ SgemmVariant make_cublaslt_variant();
 bool cublaslt_takes(const SgemmArgs& args);
 
 // Destroys the cuBLASLt handles made so far (tandem::release_resources); the
-// next product makes them again. No product may be running.
-void release_cublaslt_handles();
+// next product makes them again. No product may be running. The handles of
+// the devices marked in context_reset (by ordinal) are only forgotten: their
+// context, and the handle with it, is gone.
+void release_cublaslt_handles(const std::vector<bool>& context_reset = {});
 
 }  // namespace tandem::gpu
 

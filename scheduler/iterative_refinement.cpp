@@ -8,6 +8,20 @@
 namespace tandem {
 namespace {
 
+// out = v / s in FP32, with s the power of two nearest above max |v_i| (1 for
+// a zero v), returned: the FP32 solves then see entries near 1 whatever the
+// scale of B, so that a tiny residual does not underflow nor a huge one
+// overflow. Dividing by a power of two is exact.
+double to_float_scaled(int64_t n, const double* v, float* out) {
+    double largest = 0.0;
+    for (int64_t i = 0; i < n; ++i) largest = std::max(largest, std::abs(v[i]));
+    const double scale = largest > 0.0 && std::isfinite(largest)
+                             ? std::ldexp(1.0, std::ilogb(largest) + 1)
+                             : 1.0;
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(v[i] / scale);
+    return scale;
+}
+
 // D ~ inv(A) R for one column by GMRES on inv(P L U) A D = inv(P L U) R
 // (left-preconditioned, modified Gram-Schmidt, Givens rotations), in double
 // except for the preconditioner's FP32 solves. `steps` counts its iterations.
@@ -18,9 +32,9 @@ std::vector<double> gmres_correction(RefinementSystem& system, const double* r,
     std::vector<float> single(static_cast<size_t>(n));
     std::vector<double> product(static_cast<size_t>(n));
     auto precondition = [&](const double* v, double* out) {  // out = inv(P L U) v
-        for (int64_t i = 0; i < n; ++i) single[i] = static_cast<float>(v[i]);
+        const double scale = to_float_scaled(n, v, single.data());
         system.solve_with_factors(1, single.data());
-        for (int64_t i = 0; i < n; ++i) out[i] = single[i];
+        for (int64_t i = 0; i < n; ++i) out[i] = scale * single[i];
     };
     auto dot = [n](const double* u, const double* v) {
         double s = 0.0;
@@ -161,12 +175,14 @@ RefinementResult refine_solution(RefinementSystem& system, double a_norm, int64_
         // X += D with A D = R, for the columns still failing.
         if (!use_gmres) {
             const int64_t k = static_cast<int64_t>(open.size());
+            std::vector<double> scales(static_cast<size_t>(k));
             for (int64_t c = 0; c < k; ++c)
-                for (int64_t i = 0; i < n; ++i)
-                    work[c * n + i] = static_cast<float>(residual[open[c] * n + i]);
+                scales[c] = to_float_scaled(n, residual.data() + open[c] * n, work.data() + c * n);
             system.solve_with_factors(k, work.data());
             for (int64_t c = 0; c < k; ++c)
-                for (int64_t i = 0; i < n; ++i) x[open[c] * ldx + i] += work[c * n + i];
+                for (int64_t i = 0; i < n; ++i)
+                    x[open[c] * ldx + i] =
+                        static_cast<float>(x[open[c] * ldx + i] + scales[c] * work[c * n + i]);
         } else {
             for (const int64_t j : open) {
                 const std::vector<double> d =

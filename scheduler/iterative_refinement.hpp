@@ -48,7 +48,8 @@ struct RefinementResult {
     // max_j ||B_j - A X_j||_inf / (||A||_inf ||X_j||_inf) at the last check
     double backward_error = 0.0;
     std::string why;  // why it did not converge
-    // When it did not converge: why, as LAPACK's ITER codes it (all negative):
+    // When it did not converge, why (negative, in the style of DSGESV's ITER;
+    // -(max_corrections + 1) is DSGESV's own, the others are tandem's):
     //   -2 X or the residual became Inf or NaN;
     //   -4 a correction did not halve the residual, classical and then GMRES;
     //   -(max_corrections + 1) the test still failed after max_corrections.

@@ -63,16 +63,17 @@ int solve_in_fp32(const Options& options, bool device_memory, int64_t n, int64_t
     // X = inv(A) B is solved in a copy of B and written to X at the end, so
     // that a failure in the solve leaves X untouched.
     if (!device_memory) {
+        std::vector<float> work(static_cast<size_t>(n * nrhs));  // before A is written
         const int info = solver.factor(n, n, a, lda, ipiv, report);
         if (info != 0) return info;
-        std::vector<float> work(static_cast<size_t>(n * nrhs));
         for (int64_t j = 0; j < nrhs; ++j) std::copy_n(b + j * ldb, n, work.data() + j * n);
         solver.solve('N', n, nrhs, a, lda, ipiv, work.data(), n, report);
         for (int64_t j = 0; j < nrhs; ++j) std::copy_n(work.data() + j * n, n, x + j * ldx);
         return 0;
     }
-    const CheckResult where =
-        solver.use_device_memory("sgesv_refined_gpu", {{a, 3}, {b, 6}, {x, 8}});
+    const bool columns = nrhs > 0;  // B and X have no memory to check without columns
+    const CheckResult where = solver.use_device_memory(
+        "sgesv_refined_gpu", {{a, 3}, {columns ? b : nullptr, 6}, {columns ? x : nullptr, 8}});
     if (where.info != 0) throw Error(TANDEM_ERROR_INTERNAL, where.message);  // checked before
     const int info = solver.factor_in_device_memory(n, n, a, lda, ipiv, report);
     if (info != 0 || nrhs == 0) return info;
@@ -141,8 +142,21 @@ int solve_refined(Solver& low, const Options& options, bool device_memory, int64
     const double a_norm = device->norm_inf(n, matrix, ld);
     if (!std::isfinite(a_norm)) return fall_back(-2, "A holds Inf or NaN");
 
-    device->copy_matrix(n, n, matrix, ld, lu.get(), n);
-    const int info = low.factor_in_device_memory(n, n, lu.get(), n, ipiv, report);
+    // Errors from here to the end of the refinement concern sgesv_refined's own
+    // copy of A: they say so, and what the caller's arrays hold.
+    auto own_arrays = [](const Error& e) {
+        return Error(e.code(), std::string(e.what()) +
+                                   " (in sgesv_refined's lower-precision solve, on its own copy "
+                                   "of A: the caller's A, B and X are unchanged, ipiv may hold "
+                                   "that factorization's pivots)");
+    };
+    int info = 0;
+    try {
+        device->copy_matrix(n, n, matrix, ld, lu.get(), n);
+        info = low.factor_in_device_memory(n, n, lu.get(), n, ipiv, report);
+    } catch (const Error& e) {
+        throw own_arrays(e);
+    }
     if (info > 0)
         return fall_back(-3, std::string("the ") + precision_name(precision) +
                                  " factorization met an exact zero pivot");
@@ -159,8 +173,12 @@ int solve_refined(Solver& low, const Options& options, bool device_memory, int64
         ld_rhs = n;
     }
     DeviceSystem system(low, *device, n, matrix, ld, lu.get(), ipiv, report);
-    const RefinementResult result =
-        refine_solution(system, a_norm, nrhs, rhs, ld_rhs, host_x.data(), n);
+    RefinementResult result;
+    try {
+        result = refine_solution(system, a_norm, nrhs, rhs, ld_rhs, host_x.data(), n);
+    } catch (const Error& e) {
+        throw own_arrays(e);
+    }
     lu.reset();
     own_a.reset();
     if (!result.converged) return fall_back(result.failure, result.why);

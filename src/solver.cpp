@@ -273,6 +273,9 @@ CheckResult Solver::use_device_memory(const char* routine,
         choice_.first_device = first;
         wait_for_gpu(first);  // the caller's writes to the arrays come first
     }
+    // A lease taken before (the automatic backend's crossover asks a device)
+    // may hold every GPU: the calls that follow want the one chosen here.
+    if (lease_) release_devices();
     return {};
 }
 

@@ -213,6 +213,10 @@ TEST(SchedulerGlobalState, OpenBlasThreadsChangeOnlyWhileCpuPanelsMayRun) {
     const int application_threads = 2;
     const int before = openblas_get_num_threads();
     openblas_set_num_threads(application_threads);
+    if (openblas_get_num_threads() != application_threads) {
+        openblas_set_num_threads(before);
+        GTEST_SKIP() << "this OpenBLAS runs one thread only";
+    }
     for (const PanelSite site : {PanelSite::device, PanelSite::cpu}) {
         SCOPED_TRACE(site == PanelSite::device ? "device panels" : "CPU panels");
         FaultyDevice device(0, "", 0);

@@ -150,6 +150,23 @@ TEST(Refinement, TheCapOnCorrectionsIsLapacksCode) {
     EXPECT_EQ(run.result.corrections, 2);
 }
 
+// B near the bottom of FP32's normal range: the residuals are subnormal in
+// FP32, and the corrections are solved scaled.
+TEST(Refinement, TinyRightHandSidesAreCorrectedScaled) {
+    const int n = 100;
+    const uint64_t seed = test_seed();
+    SCOPED_TRACE(seed);
+    PerturbedSystem system(n, 1e-4, seed);
+    std::vector<float> b = make_matrix(n, 1, n, MatrixKind::random, seed + 7);
+    for (float& v : b) v = std::ldexp(v, -120);
+    std::vector<float> x(b.size());
+    const RefinementResult result =
+        refine_solution(system, system.norm_inf(), 1, b.data(), n, x.data(), n);
+    EXPECT_TRUE(result.converged) << result.why;
+    EXPECT_GE(result.corrections, 1);
+    EXPECT_LE(system.backward_error(1, b, x), 0x1p-23);
+}
+
 TEST(Refinement, NanInBIsNotFinite) {
     const int n = 50;
     const uint64_t seed = test_seed();

@@ -267,8 +267,11 @@ double inf_backward_error(int64_t n, int64_t nrhs, const float* a, int64_t lda, 
             for (int64_t i = 0; i < n; ++i) r[i] -= double(a[i + j * lda]) * x[j + c * ldx];
         double r_norm = 0.0, x_norm = 0.0;
         for (int64_t i = 0; i < n; ++i) {
+            const double xi = x[i + c * ldx];
+            if (!std::isfinite(r[i]) || !std::isfinite(xi))
+                return std::numeric_limits<double>::infinity();
             r_norm = std::max(r_norm, std::abs(r[i]));
-            x_norm = std::max(x_norm, std::abs(double(x[i + c * ldx])));
+            x_norm = std::max(x_norm, std::abs(xi));
         }
         if (r_norm > 0.0) worst = std::max(worst, r_norm / (a_norm * x_norm));
     }

@@ -58,7 +58,8 @@ double solve_residual(int64_t n, int64_t nrhs, const float* a, int64_t lda, cons
                       int64_t ldx, const float* b, int64_t ldb);
 
 // sgesv_refined's own test quantity: max_j ||b_j - A x_j||_inf /
-// (||A||_inf ||x_j||_inf) in double, column-major (0 for a zero residual).
+// (||A||_inf ||x_j||_inf) in double, column-major (0 for a zero residual,
+// +infinity when an entry of X or of a residual is not finite).
 double inf_backward_error(int64_t n, int64_t nrhs, const float* a, int64_t lda, const float* x,
                           int64_t ldx, const float* b, int64_t ldb);
 

@@ -264,8 +264,9 @@ int sgesv(int n, int nrhs, float* a, int lda, int* ipiv, float* b, int ldb,
 //          -4 refinement stalled: neither a classical nor a GMRES correction
 //             halved the residual (A too ill-conditioned for the factors);
 //          -31 the test still failed after 30 corrections.
-// The device holds A and its lower-precision factors (two n x n arrays)
-// besides what sgetrf_gpu needs. The planner's model is measured per update
+// The device holds A and its lower-precision factors (two n x n arrays; one
+// for sgesv_refined_gpu, whose A is there already) besides what sgetrf_gpu
+// needs. The planner's model is measured per update
 // precision: the first call on a machine calibrates the tf32x3 one and caches
 // it, as the first sgetrf does its own (2.8 s on an H100). A run-time
 // failure (tandem::Error) leaves X untouched; A too, unless the fallback's
@@ -296,8 +297,10 @@ int gpu_count();
 // device memory between calls (so that small solves pay no set-up). This frees
 // them; the next GPU call sets them up again. Not to be called while another
 // thread is inside a tandem call. An application that calls cudaDeviceReset()
-// calls this after it, before its next tandem call (tandem's streams, handles
-// and kernel settings belonged to the context the reset destroyed).
+// calls this right after it, before it allocates device memory again and
+// before its next tandem call: tandem's streams, handles and buffers belonged
+// to the context the reset destroyed, which tandem recognises by an address
+// of its own that a new allocation could take.
 void release_resources();
 // The backend `automatic` resolves to right now (honours TANDEM_BACKEND).
 Backend resolve_backend(const Options& options);
