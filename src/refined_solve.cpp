@@ -155,6 +155,10 @@ int solve_refined(Solver& low, const Options& options, bool device_memory, int64
         device->copy_matrix(n, n, matrix, ld, lu.get(), n);
         info = low.factor_in_device_memory(n, n, lu.get(), n, ipiv, report);
     } catch (const Error& e) {
+        // The refinement's own arrays may be what left too little memory:
+        // without them, FP32's sgesv may fit.
+        if (e.code() == TANDEM_ERROR_OUT_OF_MEMORY)
+            return fall_back(-1, std::string("no device memory for the refinement: ") + e.what());
         throw own_arrays(e);
     }
     if (info > 0)
