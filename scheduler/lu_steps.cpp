@@ -89,16 +89,22 @@ int LuSteps::run() {
         const bool use_inverse = factor_panel_on_cpu_or_collect(k);
         // The look-ahead and panel k+1 need block column k+1 on its device.
         stream_.ensure_live(k + 2, plan_.block_begin(k), static_cast<int>(k));
-        const int64_t live_end = stream_.live_end_column();
-        if (stream_.arriving()) {
-            first_step_while_arriving(use_inverse);
-            stream_.join_feeders();
-        } else {
-            // Rows j..j+w swapped across the matrix; U12 = inv(L11) A12.
-            apply_panel(k, use_inverse, live_end);
-            // A22 -= L21 U12, panel k+1 started as soon as its columns are done.
-            update_trailing_matrix(k, live_end);
-        }
+        // L11 and L21 into every device's workspace.
+        std::vector<std::pair<int, Event>> panel_reads;
+        for (int d = 0; d < static_cast<int>(devices_.size()); ++d)
+            deliver_panel(k, use_inverse, d, panel_reads);
+        // A(j:m, 0:j), the factors left of the panel: rows j..j+w interchanged.
+        swap_left_columns(k);
+        // A(j:m, j+w:n), the trailing columns the devices hold: interchanges,
+        // U12 = inv(L11) A12, A22 -= L21 U12; the next panel's columns are
+        // updated first and panel k+1 starts on them (look-ahead).
+        update_trailing_columns(k, use_inverse);
+        // Reads of panel k's columns by the other devices: its owner waits
+        // for them before the next step's swaps, not this step's (which leave
+        // them alone).
+        auto& owner_reads = peer_reads_[plan_.owner(k)];
+        owner_reads.insert(owner_reads.end(), panel_reads.begin(), panel_reads.end());
+        if (stream_.arriving()) stream_.join_feeders();
         host_work(k);
     }
     stream_.finish(std::min(plan_.rows(), plan_.cols()));
@@ -175,130 +181,140 @@ void LuSteps::deliver_panel(int64_t k, bool use_inverse, int d,
     }
 }
 
-// On every device: the interchanges of rows j..j+w on A(j:m, 0:j) (the
-// factors left of the panel) and A(j:m, j+w:live_end); U12 = A(j:j+w,
-// j+w:live_end) := inv(L11) A12 (GEMM) or L11 \ A12 (TRSM).
-void LuSteps::apply_panel(int64_t k, bool use_inverse, int64_t live_end) {
+bool LuSteps::looks_ahead(int64_t k) const {
+    return k + 1 < plan_.steps() && settings_.lookahead > 0;
+}
+
+// A(j:m, 0:j) on every device: rows j..j+w interchanged, and a CPU's panel
+// stored into its columns A(j:m, j:j+w).
+void LuSteps::swap_left_columns(int64_t k) {
     const int64_t j = plan_.block_begin(k);
     const int width = plan_.panel_width(k);
-    const int64_t panel_rows = m_ - j;
-    const int owner = plan_.owner(k);
-    const bool device_panel = plan_.panel_on_device(k);
-    const int step = static_cast<int>(k);
-    // Reads of panel k's columns by the other devices: its owner waits for them
-    // before the next step's swaps, not this step's (which leave them alone).
-    std::vector<std::pair<int, Event>> panel_reads;
     for (int d = 0; d < static_cast<int>(devices_.size()); ++d) {
         Device& dev = *devices_[d];
         const int64_t c_panel = plan_.local_begin(d, j);
-        const int64_t c_right = plan_.local_begin(d, j + width);
-        const int64_t right_cols = plan_.local_begin(d, live_end) - c_right;
-        deliver_panel(k, use_inverse, d, panel_reads);
-        // The swaps below move rows of earlier panels' columns, which other
-        // devices may still be reading.
+        // The swaps move rows of earlier panels' columns, which other devices
+        // may still be reading.
         for (const auto& [reader, read] : peer_reads_[d])
             dev.wait_for(Queue::compute, *devices_[reader], read);
         peer_reads_[d].clear();
-        ctx_.timed(d, Queue::compute, "swap", step, [&](Device& x) {
-            if (d == owner && !device_panel)
-                x.store_panel(Queue::compute, j, c_panel, panel_rows, width);
+        const bool store = d == plan_.owner(k) && !plan_.panel_on_device(k);
+        if (store && stream_.arriving()) dev.wait(Queue::compute, stream_.arrival(k));
+        ctx_.timed(d, Queue::compute, "swap", static_cast<int>(k), [&](Device& x) {
+            if (store) x.store_panel(Queue::compute, j, c_panel, m_ - j, width);
             x.swap_rows(Queue::compute, 0, c_panel, j, j + width, ipiv_.data());
-            x.swap_rows(Queue::compute, c_right, right_cols, j, j + width, ipiv_.data());
         });
-        ctx_.timed(d, Queue::compute, "u12", step, [&](Device& x) {
-            x.form_u12(Queue::compute, j, width, c_right, right_cols, use_inverse);
-        });
-        // Rows j .. j+width are final now on every column the device holds.
-        stream_.rows_final(d, dev.record(Queue::compute), j, width, step);
     }
-    peer_reads_[owner].insert(peer_reads_[owner].end(), panel_reads.begin(), panel_reads.end());
 }
 
-// Step 0 while the blocks are still being uploaded (several devices): each
-// block gets its swaps, U12 and update as soon as it has arrived. A separate
-// path because a regular step issues each device's columns as one range,
-// which here would wait for the device's last block to arrive.
-void LuSteps::first_step_while_arriving(bool use_inverse) {
-    const int width = plan_.panel_width(0);
-    const int owner = plan_.owner(0);
-    const int64_t rows_below = m_ - width;
-    const bool has_next = plan_.steps() > 1;
-    const bool look_ahead = has_next && settings_.lookahead > 0;
-    std::vector<std::pair<int, Event>> panel_reads;
-    for (int d = 0; d < static_cast<int>(devices_.size()); ++d) deliver_panel(0, use_inverse, d, panel_reads);
-    if (!plan_.panel_on_device(0)) {  // the CPU's panel into its block, once that has arrived
-        Device& dev = *devices_[owner];
-        dev.wait(Queue::compute, stream_.arrival(0));
-        ctx_.timed(owner, Queue::compute, "swap", 0, [&](Device& x) {
-            x.store_panel(Queue::compute, 0, 0, m_, width);
-        });
+// The trailing columns the devices hold (up to the stream's live end), as
+// ranges, the one that begins with the next panel's block first: one range a
+// device, or, while the matrix is still arriving (step 0 on several
+// devices), one a block column, each waiting for its block, because a range
+// over a device's columns would wait for the device's last block.
+std::vector<LuSteps::ColumnRange> LuSteps::trailing_columns(int64_t k) {
+    const int64_t j = plan_.block_begin(k);
+    const int width = plan_.panel_width(k);
+    std::vector<ColumnRange> ranges;
+    if (stream_.arriving()) {
+        // Block k reaches past its panel only when the panel takes every row.
+        std::vector<int64_t> order;
+        if (k + 1 < plan_.blocks()) order.push_back(k + 1);
+        order.push_back(k);
+        for (int64_t b = k + 2; b < plan_.blocks(); ++b) order.push_back(b);
+        for (int64_t b : order) {
+            const int64_t first = std::max(plan_.block_begin(b), j + width);
+            const int64_t end = plan_.block_begin(b) + plan_.block_width(b);
+            if (end <= first) continue;
+            const int d = plan_.owner(b);
+            ranges.push_back({d, plan_.local_begin(d, first), end - first, b});
+        }
+        return ranges;
     }
-    // The columns right of the panel block by block, the look-ahead block first.
-    // (Block 0 reaches past the panel only when the panel takes every row.)
-    std::vector<int64_t> order;
-    if (look_ahead) order.push_back(1);
-    if (plan_.block_width(0) > width) order.push_back(0);
-    for (int64_t b = look_ahead ? 2 : 1; b < plan_.blocks(); ++b) order.push_back(b);
-    for (int64_t b : order) {
-        const int d = plan_.owner(b);
-        Device& dev = *devices_[d];
-        const int64_t first = b == 0 ? width : plan_.block_begin(b);
-        const int64_t c = plan_.local_begin(d, first);
-        const int64_t w = plan_.block_begin(b) + plan_.block_width(b) - first;
-        dev.wait(Queue::compute, stream_.arrival(b));
-        ctx_.timed(d, Queue::compute, "swap", 0, [&](Device& x) {
-            x.swap_rows(Queue::compute, c, w, 0, width, ipiv_.data());
-        });
-        ctx_.timed(d, Queue::compute, "u12", 0, [&](Device& x) {
-            x.form_u12(Queue::compute, 0, width, c, w, use_inverse);
-        });
-        const bool next_block = look_ahead && b == 1;
-        ctx_.timed(d, Queue::compute, next_block ? "lookahead" : "update", 0, [&](Device& x) {
-            x.update_trailing(Queue::compute, 0, width, rows_below, c, w);
-        });
-        if (next_block) start_panel(1, dev.record(Queue::compute));
+    const int64_t live_end = stream_.live_end_column();
+    const int first_device = k + 1 < plan_.steps() ? plan_.owner(k + 1) : 0;
+    const int devices = static_cast<int>(devices_.size());
+    for (int i = 0; i < devices; ++i) {
+        const int d = (first_device + i) % devices;
+        const int64_t first = plan_.local_begin(d, j + width);
+        const int64_t cols = std::max<int64_t>(plan_.local_begin(d, live_end) - first, 0);
+        ranges.push_back({d, first, cols, -1});
     }
-    for (int d = 0; d < static_cast<int>(devices_.size()); ++d) {
-        Device& dev = *devices_[d];
-        stream_.rows_final(d, dev.record(Queue::compute), 0, width, 0);
-        update_done_[d] = dev.record(Queue::compute);
-        workspace_read_[0][d] = update_done_[d];
-    }
-    peer_reads_[owner].insert(peer_reads_[owner].end(), panel_reads.begin(), panel_reads.end());
-    if (has_next && !look_ahead) start_panel(1, update_done_[plan_.owner(1)]);
+    return ranges;
 }
 
-// A22 = A(j+w:m, j+w:live_end) -= L21 U12. With look-ahead the next panel's
-// block, A(j+w:m, j+w:j+w+w'), goes first and panel k+1 starts on it while
-// the rest of the update runs.
-void LuSteps::update_trailing_matrix(int64_t k, int64_t live_end) {
+void LuSteps::update_trailing_columns(int64_t k, bool use_inverse) {
+    const int64_t j = plan_.block_begin(k);
+    const int width = plan_.panel_width(k);
+    const int step = static_cast<int>(k);
+    const int devices = static_cast<int>(devices_.size());
+    const bool has_next = k + 1 < plan_.steps();
+    const std::vector<ColumnRange> ranges = trailing_columns(k);
+    // While blocks arrive, each is updated as soon as it is there, and panel
+    // k+1 starts as soon as its block is updated (the host waits for the
+    // blocks that follow). Otherwise every U12 first, so that rows j..j+w are
+    // final (and can go back to the host) before the updates run, and panel
+    // k+1 is issued after the updates: issuing its kernels takes the host
+    // longer than the look-ahead takes the device.
+    const bool update_on_arrival = stream_.arriving();
+    Event next_panel_columns = -1;
+    bool next_panel_started = false;
+    for (const ColumnRange& r : ranges) {
+        Device& dev = *devices_[r.device];
+        if (r.block >= 0) dev.wait(Queue::compute, stream_.arrival(r.block));
+        ctx_.timed(r.device, Queue::compute, "swap", step, [&](Device& x) {
+            x.swap_rows(Queue::compute, r.first, r.cols, j, j + width, ipiv_.data());
+        });
+        ctx_.timed(r.device, Queue::compute, "u12", step, [&](Device& x) {
+            x.form_u12(Queue::compute, j, width, r.first, r.cols, use_inverse);
+        });
+        if (update_on_arrival) {
+            const Event e = update_range(k, r);
+            if (e >= 0) {
+                start_panel(k + 1, e);
+                next_panel_started = true;
+            }
+        }
+    }
+    // Rows j .. j+width are final now on every column the devices hold.
+    for (int d = 0; d < devices; ++d)
+        stream_.rows_final(d, devices_[d]->record(Queue::compute), j, width, step);
+    if (!update_on_arrival)
+        for (const ColumnRange& r : ranges) {
+            const Event e = update_range(k, r);
+            if (e >= 0) next_panel_columns = e;
+        }
+    for (int d = 0; d < devices; ++d) {
+        update_done_[d] = devices_[d]->record(Queue::compute);
+        workspace_read_[k % 2][d] = update_done_[d];
+    }
+    if (has_next && !next_panel_started)
+        start_panel(k + 1, next_panel_columns >= 0 ? next_panel_columns : update_done_[plan_.owner(k + 1)]);
+}
+
+// A(j+w:m, range) -= L21 U12. A range that begins with the next panel's block
+// updates that block first (the look-ahead) and returns the event after it
+// (-1 for any other range); then the rest of the range.
+Event LuSteps::update_range(int64_t k, const ColumnRange& r) {
     const int64_t j = plan_.block_begin(k);
     const int width = plan_.panel_width(k);
     const int64_t rows_below = m_ - j - width;
     const int step = static_cast<int>(k);
-    const bool has_next = k + 1 < plan_.steps();
-    const int next_owner = has_next ? plan_.owner(k + 1) : -1;
-    const int64_t next_local = has_next ? plan_.local_begin(next_owner, plan_.block_begin(k + 1)) : 0;
-    const int64_t next_cols = has_next ? plan_.block_width(k + 1) : 0;
-    const bool look_ahead = has_next && settings_.lookahead > 0;
+    int64_t next_cols = 0;
+    if (looks_ahead(k) && r.device == plan_.owner(k + 1) &&
+        r.first == plan_.local_begin(r.device, plan_.block_begin(k + 1)))
+        next_cols = std::min<int64_t>(plan_.block_width(k + 1), r.cols);
     Event next_columns_ready = -1;
-    if (look_ahead) {
-        ctx_.timed(next_owner, Queue::compute, "lookahead", step, [&](Device& x) {
-            x.update_trailing(Queue::compute, j, width, rows_below, next_local, next_cols);
+    if (next_cols > 0) {
+        ctx_.timed(r.device, Queue::compute, "lookahead", step, [&](Device& x) {
+            x.update_trailing(Queue::compute, j, width, rows_below, r.first, next_cols);
         });
-        next_columns_ready = devices_[next_owner]->record(Queue::compute);
+        next_columns_ready = devices_[r.device]->record(Queue::compute);
     }
-    for (int d = 0; d < static_cast<int>(devices_.size()); ++d) {
-        int64_t first = plan_.local_begin(d, j + width);
-        if (look_ahead && d == next_owner) first = next_local + next_cols;
-        const int64_t cols = std::max<int64_t>(plan_.local_begin(d, live_end) - first, 0);
-        ctx_.timed(d, Queue::compute, "update", step, [&](Device& x) {
-            x.update_trailing(Queue::compute, j, width, rows_below, first, cols);
-        });
-        update_done_[d] = devices_[d]->record(Queue::compute);
-        workspace_read_[k % 2][d] = update_done_[d];
-    }
-    if (has_next) start_panel(k + 1, look_ahead ? next_columns_ready : update_done_[next_owner]);
+    ctx_.timed(r.device, Queue::compute, "update", step, [&](Device& x) {
+        x.update_trailing(Queue::compute, j, width, rows_below, r.first + next_cols, r.cols - next_cols);
+    });
+    return next_columns_ready;
 }
 
 void LuSteps::start_panel(int64_t k, Event after) {

@@ -1,8 +1,8 @@
 // The steps of one hybrid factorization (scheduler/hybrid_lu.hpp sets them up
 // and reports on them): per step k, the panel (waited for, or factored on the
-// CPU), its distribution, swaps and U12 on every device, the look-ahead and
-// trailing updates, the next panel set going, and the host's transfer work
-// while it waits. docs/ALGORITHM.md has the step as a table.
+// CPU) and its distribution; the next panel's columns (swaps, U12, update) and
+// the next panel set going; the other columns' swaps, U12 and update; and the
+// host's transfer work while it waits. docs/ALGORITHM.md has the step as a table.
 #ifndef TANDEM_SCHEDULER_LU_STEPS_HPP
 #define TANDEM_SCHEDULER_LU_STEPS_HPP
 
@@ -47,12 +47,30 @@ private:
     // (start_panel), its pivots and info collected. Returns whether U12 uses
     // inv(L11).
     bool factor_panel_on_cpu_or_collect(int64_t k);
-    // Every device: panel k into its workspace (deliver_panel), the interchanges
-    // on the columns left and right of the panel, U12 = inv(L11) A12 (or TRSM).
-    void apply_panel(int64_t k, bool use_inverse, int64_t live_end);
-    // A22 -= L21 U12: with look-ahead, the next panel's columns first and panel
-    // k+1 started on them (start_panel), then the rest of A22.
-    void update_trailing_matrix(int64_t k, int64_t live_end);
+    // Whether step k updates the next panel's columns first (look-ahead).
+    bool looks_ahead(int64_t k) const;
+    // Every device: the interchanges of rows j..j+w on A(j:m, 0:j), the
+    // factors left of the panel (and a CPU's panel stored into its columns).
+    void swap_left_columns(int64_t k);
+    // Columns [first, first + cols) of one device's storage, issued as one
+    // piece; `block` >= 0: the block column they belong to is still arriving,
+    // and the device waits for it first.
+    struct ColumnRange {
+        int device;
+        int64_t first;
+        int64_t cols;
+        int64_t block;
+    };
+    // The trailing columns A(j:m, j+w:n) that the devices hold, as ranges.
+    std::vector<ColumnRange> trailing_columns(int64_t k);
+    // On each range: the interchanges of rows j..j+w, U12 = inv(L11) A12 (or
+    // TRSM), then A22 -= L21 U12 (update_range); panel k+1 started after its
+    // block's update (look-ahead) or after the whole update.
+    void update_trailing_columns(int64_t k, bool use_inverse);
+    // A22 -= L21 U12 on one range; the range that begins with the next
+    // panel's block updates that block first and returns the event after it,
+    // any other -1.
+    Event update_range(int64_t k, const ColumnRange& r);
     // Panel k started once `after` (an event of its owner's compute queue) has
     // passed, on the owner's transfer queue: factored by the owner (and copied
     // to the host for the other devices), or copied to the host for the CPU.
@@ -66,13 +84,6 @@ private:
     // to panel_reads.
     void deliver_panel(int64_t k, bool use_inverse, int d,
                        std::vector<std::pair<int, Event>>& panel_reads);
-    // Step 0 when the matrix is still being distributed over several devices
-    // (MatrixStream::arriving()): the operations of apply_panel and
-    // update_trailing_matrix, block column by block column as each arrives,
-    // the next panel's first, so that the devices compute during the
-    // distribution and panel 1 starts early.
-    void first_step_while_arriving(bool use_inverse);
-
     StepContext& ctx_;
     const BlockingPlan& plan_;
     const HybridSettings& settings_;

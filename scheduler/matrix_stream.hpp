@@ -5,7 +5,8 @@
 // first step and the factors are gathered after the last, as in the seed design.
 // With several devices (streamed or not) every block is uploaded at the start,
 // by one host thread per device, and the first step runs on each block as it
-// arrives (LuSteps::first_step_while_arriving).
+// arrives (LuSteps::trailing_columns: one range a block column, each waiting
+// for its block).
 //
 // Streamed: the matrix is a few GB at the sizes that matter, and copying it
 // each way takes as long as a large part of the factorization (pageable host
