@@ -311,20 +311,24 @@ TEST_F(GpuDevice, AllocateReportsOutOfMemoryAndStaysUsable) {
     EXPECT_EQ(first_bit_difference(read_storage(40, 30), a), -1);
 }
 
-// A catch-up of a block wider than the staging buffer holds at the storage's
-// height (a plan's last, square panel, which the workspaces are not sized
-// for): the interchanges, the TRSM and the product, against a reference in
-// double. 2000 rows x 700 columns is 1.4M floats; the buffer holds 1M.
-TEST_F(GpuDevice, CatchUpOfABlockWiderThanTheStagingBuffer) {
-    SCOPED_TRACE(seed_note());
-    const int64_t rows = 2000, j = 64, width = 700, cols = j + width;
+// A catch-up of `width` columns after j factored columns of a rows-high
+// matrix, against a reference in double: the interchanges, the solve with
+// L11 and the product with L21. L's entries below the diagonal are scaled
+// by 1/sqrt(j), which keeps inv(L11) moderate.
+class GpuCatchUp : public GpuDevice {
+protected:
+    void check_catch_up(int64_t rows, int64_t j, int64_t width);
+};
+
+void GpuCatchUp::check_catch_up(int64_t rows, int64_t j, int64_t width) {
+    const int64_t cols = j + width;
     device_->allocate(rows, cols, 8);
     Vec a = random(rows * cols);  // column-major, ld = rows
-    // The first j columns: a unit lower L with |l| <= 1/10 (a well-conditioned solve).
+    const float scale_l = 1.0f / std::sqrt(float(j));
     for (int64_t k = 0; k < j; ++k)
         for (int64_t i = 0; i < rows; ++i) {
             float& x = a[i + k * rows];
-            x = i < k ? 0.0f : i == k ? 1.0f : 0.1f * x;
+            x = i < k ? 0.0f : i == k ? 1.0f : scale_l * x;
         }
     device_->upload(Queue::compute, a.data(), rows, 0, 0, rows, cols);
     device_->synchronize();
@@ -356,6 +360,21 @@ TEST_F(GpuDevice, CatchUpOfABlockWiderThanTheStagingBuffer) {
     EXPECT_LT(worst, 8.0 * j * kUnitRoundoff * scale);
     for (int64_t k = 0; k < j; ++k)  // L is left alone
         for (int64_t i = 0; i < rows; ++i) ASSERT_EQ(after[i + k * rows], a[i + k * rows]);
+}
+
+// A block wider than the staging buffer allows in one piece at the storage's
+// height (a plan's last, square panel, which the workspaces are not sized
+// for). 2000 rows x 700 columns is 1.4M floats; the buffer holds 1M.
+TEST_F(GpuCatchUp, OfABlockWiderThanTheStagingBuffer) {
+    SCOPED_TRACE(seed_note());
+    check_catch_up(2000, 64, 700);
+}
+
+// After thousands of factored columns, as late blocks of a streamed matrix
+// catch up: a solve with a large L11 and a product of depth j.
+TEST_F(GpuCatchUp, AfterThousandsOfColumns) {
+    SCOPED_TRACE(seed_note());
+    check_catch_up(2600, 2304, 96);
 }
 
 // The performance model is cached per fingerprint, and the rates it measures

@@ -49,7 +49,7 @@ if [[ " $STEPS " == *" sanitizer "* ]]; then
   # it goes to a cache of its own, not to the one the benchmarks read.
   ( export XDG_CACHE_HOME="${TMPDIR:-/tmp}/tandem-sanitizer-cache"
     compute-sanitizer --tool memcheck --error-exitcode 3 "$TANDEM_BUILD_DIR/tests/tandem_gpu_tests" \
-      --gtest_filter="${SANITIZER_GPU_FILTER:-GpuDevice.*:GpuAgainstHost.*:GpuHostOnePanel.*:GpuRefined.*:-*Offsets*}" &&
+      --gtest_filter="${SANITIZER_GPU_FILTER:-GpuDevice.*:GpuAgainstHost.*:GpuHostOnePanel.*:GpuRefined.*:GpuCatchUp.*:-*Offsets*}" &&
     compute-sanitizer --tool memcheck --error-exitcode 3 "$TANDEM_BUILD_DIR/tests/tandem_tests" \
       --gtest_filter="${SANITIZER_LU_FILTER:-Devices/HybridScheduler.*/gpu_*}" ) \
     >"$OUT/sanitizer.log" 2>&1 || status=1
