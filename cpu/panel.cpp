@@ -15,9 +15,12 @@
 namespace tandem {
 
 int factor_panel(int64_t rows, int width, float* panel, int64_t ld, int* ipiv,
-                 PanelMethod method) {
-    if (method != PanelMethod::lapack && rows >= width && width >= 1)
-        return factor_panel_recursive(rows, width, panel, ld, ipiv, PanelOptions{});
+                 PanelMethod method, int threads) {
+    if (method != PanelMethod::lapack && rows >= width && width >= 1) {
+        PanelOptions options;  // the automatic team, at most `threads`
+        options.max_threads = std::max(threads, 0);
+        return factor_panel_recursive(rows, width, panel, ld, ipiv, options);
+    }
     const lapack_int info = LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, static_cast<lapack_int>(rows),
                                                 width, panel, static_cast<lapack_int>(ld), ipiv);
     if (info < 0)
@@ -36,10 +39,12 @@ int factor_panel(int64_t rows, int width, float* panel, int64_t ld, int* ipiv,
 // lies elsewhere, see kCpuPanelPlanMargin.)
 constexpr int kInverseBlockColumns = 32;
 
-float invert_unit_lower(int width, const float* panel, int64_t ld, float* inv, int64_t ldi) {
+float invert_unit_lower(int width, const float* panel, int64_t ld, float* inv, int64_t ldi,
+                        int max_threads) {
     if (width <= 0) return 0.0f;
     const int blocks = (width + kInverseBlockColumns - 1) / kInverseBlockColumns;
-    const int threads = std::max(1, std::min(omp_get_max_threads(), blocks));
+    const int team = max_threads > 0 ? std::min(max_threads, omp_get_max_threads()) : omp_get_max_threads();
+    const int threads = std::max(1, std::min(team, blocks));
     const SingleThreadedBlas single_threaded_blas;
     // Dynamic: the blocks on the left solve taller triangles.
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)

@@ -51,10 +51,11 @@ struct Panel {
 // asked, all of OpenMP's threads down to kAutomaticRowsPerThread rows a thread,
 // below which a smaller team finishes first (each column costs the team one
 // exchange of candidates, dearer with more threads; measured on a 16-core Xeon).
-int team_size(int64_t rows, int requested) {
+int team_size(int64_t rows, int requested, int cap) {
     constexpr int64_t kAutomaticRowsPerThread = 512;
     const int64_t limit = requested > 0 ? rows / kMinRowsPerThread : rows / kAutomaticRowsPerThread;
-    const int64_t wanted = requested > 0 ? requested : std::max(1, omp_get_max_threads());
+    int64_t wanted = requested > 0 ? requested : std::max(1, omp_get_max_threads());
+    if (requested <= 0 && cap > 0) wanted = std::min<int64_t>(wanted, cap);
     return static_cast<int>(std::clamp<int64_t>(limit, 1, wanted));
 }
 
@@ -142,13 +143,13 @@ void factor_columns(const TeamMember& me, const Panel& p, int first, int count) 
 }  // namespace
 
 int panel_threads(int64_t rows, const PanelOptions& options) {
-    return team_size(rows, options.threads);
+    return team_size(rows, options.threads, options.max_threads);
 }
 
 int factor_panel_recursive(int64_t rows, int width, float* panel, int64_t ld, int* ipiv,
                            const PanelOptions& options) {
     if (width < 1 || rows < width || rows > INT_MAX || ld < rows || ld > INT_MAX ||
-        panel == nullptr || ipiv == nullptr || options.threads < 0 || options.base_width < 0)
+        panel == nullptr || ipiv == nullptr || options.threads < 0 || options.max_threads < 0 || options.base_width < 0)
         throw Error(TANDEM_ERROR_INTERNAL,
                     "factor_panel_recursive: bad panel " + std::to_string(rows) + " x " +
                         std::to_string(width) + " (ld " + std::to_string(ld) + ", threads " +

@@ -15,6 +15,8 @@ struct PanelOptions {
     // panels (at least 512 rows a thread). An explicit count is used as given,
     // down to 32 rows a thread.
     int threads = 0;
+    // With threads = 0: the automatic team is at most this large (0 = no cap).
+    int max_threads = 0;
     // Width of the column blocks the recursion stops at (1 .. 1024); 0 =
     // automatic (32).
     int base_width = 0;

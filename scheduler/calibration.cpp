@@ -83,8 +83,10 @@ PerformanceModel calibrate(Device& device, PanelMethod method, const Calibration
                                         sizeof(float) * rows);
                     },
                     [&] {
-                        factor_panel(rows, width, panel.data(), rows, ipiv.data(), method);
-                        invert_unit_lower(width, panel.data(), rows, inverse.data(), width);
+                        // As the steps run it (LuSteps::factor_panel_on_cpu_or_collect).
+                        const int team = cpu_panel_team_size();
+                        factor_panel(rows, width, panel.data(), rows, ipiv.data(), method, team);
+                        invert_unit_lower(width, panel.data(), rows, inverse.data(), width, team);
                     });
                 model.cpu_panels.push_back({rows, width, s});
             }

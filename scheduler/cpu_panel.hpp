@@ -3,6 +3,9 @@
 #ifndef TANDEM_SCHEDULER_CPU_PANEL_HPP
 #define TANDEM_SCHEDULER_CPU_PANEL_HPP
 
+#include <omp.h>
+
+#include <algorithm>
 #include <cstdint>
 
 #include "tandem/tandem.hpp"
@@ -15,14 +18,28 @@ namespace tandem {
 // pivot's 1-based column within the panel).
 // `method` picks LAPACK's sgetrf or tandem's recursive panel (automatic = recursive);
 // both give LAPACK's pivots on matrices without ties.
+// `threads`: at most this many in the team of tandem's recursive panel (0 =
+// OpenMP's maximum; fewer on short panels either way).
 int factor_panel(int64_t rows, int width, float* panel, int64_t ld, int* ipiv,
-                 PanelMethod method = PanelMethod::lapack);
+                 PanelMethod method = PanelMethod::lapack, int threads = 0);
 
 // inv = inv(L11), where L11 is the unit lower triangle of the width x width
 // top of `panel` (column-major, ld). inv is width x width column-major (ldi),
 // zero above the diagonal. Returns ||inv(L11)||_1. Runs on an OpenMP team
 // with OpenBLAS held single-threaded (scheduler/blas_threads.hpp).
-float invert_unit_lower(int width, const float* panel, int64_t ld, float* inv, int64_t ldi);
+// `threads`: at most this many (0 = OpenMP's maximum).
+float invert_unit_lower(int width, const float* panel, int64_t ld, float* inv, int64_t ldi,
+                        int threads = 0);
+
+// The team a CPU panel gets inside a factorization, beside the devices' work,
+// and in the calibration that times it for the plan: half of OpenMP's
+// threads. With all of them, the panels of n = 16384 (--placement cpu, the
+// matrix moved before the steps) took 9-14 ms each early on against about
+// 1.6 ms with half (H100 machine, 16 hardware threads; the whole LU 0.49
+// against 0.32 s, 12 threads in between): a team with a barrier a column
+// waits for its slowest thread, and with every hardware thread in the team
+// one that loses its core stalls the rest.
+inline int cpu_panel_team_size() { return std::max(1, omp_get_max_threads() / 2); }
 
 }  // namespace tandem
 

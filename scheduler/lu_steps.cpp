@@ -129,10 +129,11 @@ bool LuSteps::factor_panel_on_cpu_or_collect(int64_t k) {
     } else {
         float* panel = panel_buffers_[k % 2].data();
         ctx_.host_timed("cpu", "panel", step, [&] {
-            panel_info = factor_panel(m_ - j, width, panel, ldp_, &ipiv_[j], settings_.panel);
+            const int team = cpu_panel_team_size();
+            panel_info = factor_panel(m_ - j, width, panel, ldp_, &ipiv_[j], settings_.panel, team);
             if (settings_.inverse_threshold > 0.0f && width > 0) {
-                const float norm =
-                    invert_unit_lower(width, panel, ldp_, inverse_buffers_[k % 2].data(), width);
+                const float norm = invert_unit_lower(width, panel, ldp_,
+                                                     inverse_buffers_[k % 2].data(), width, team);
                 use_inverse = norm <= settings_.inverse_threshold;
             }
         });

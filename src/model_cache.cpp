@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "scheduler/cpu_backend.hpp"
+#include "scheduler/cpu_panel.hpp"
 #include "src/backend.hpp"
 #include "scheduler/cache_file.hpp"
 
@@ -120,7 +121,8 @@ void time_whole_calls(Device& device, PerformanceModel& model) {
 
 std::string machine_fingerprint(const Device& device, PanelMethod method) {
     return "cpu=" + cpu_model_name() + " threads=" + std::to_string(omp_get_max_threads()) +
-           " panel=" + method_name(method) + " device=" + device.fingerprint();
+           " panel_team=" + std::to_string(cpu_panel_team_size()) + " panel=" + method_name(method) +
+           " device=" + device.fingerprint();
 }
 
 std::string model_cache_path(const std::string& cache_dir, const std::string& fingerprint) {

@@ -146,6 +146,28 @@ TEST(CpuPanel, ThreadCounts) {
     }
 }
 
+// The automatic team: all of OpenMP's threads down to 512 rows a thread, at
+// most max_threads when that is set (the factorization's CPU panels);
+// an explicit count goes down to 32 rows a thread and ignores the cap.
+TEST(CpuPanel, AutomaticTeamIsCapped) {
+    const int all = omp_get_max_threads();
+    PanelOptions capped;
+    capped.max_threads = 3;
+    EXPECT_EQ(panel_threads(int64_t(1) << 20, capped), std::min(all, 3));
+    EXPECT_EQ(panel_threads(int64_t(1) << 20), all);
+    EXPECT_EQ(panel_threads(600, capped), 1);  // short panels keep their small team
+    PanelOptions explicit_count = capped;
+    explicit_count.threads = 5;
+    EXPECT_EQ(panel_threads(600, explicit_count), 5);
+    EXPECT_GE(cpu_panel_team_size(), 1);
+    EXPECT_LE(cpu_panel_team_size(), std::max(1, all / 2));
+    PanelOptions negative;
+    negative.max_threads = -1;
+    std::vector<float> a(100, 1.0f);
+    std::vector<int> ipiv(10);
+    EXPECT_THROW(factor_panel_recursive(10, 2, a.data(), 10, ipiv.data(), negative), Error);
+}
+
 // A panel that starts anywhere in memory (the threads' row blocks follow the
 // cache lines of its columns) and inside a larger matrix.
 TEST(CpuPanel, PanelInsideALargerMatrix) {
