@@ -17,19 +17,11 @@
 #include "gpu/gemm.hpp"
 #include "gpu/panel_leaf.hpp"
 #include "gpu/recursive_panel.hpp"
+#include "probe_check.hpp"
 
 using namespace tandem::gpu;
 
 namespace {
-
-#define CHECK(call)                                                                      \
-    do {                                                                                 \
-        auto status_ = (call);                                                           \
-        if (status_ != 0) {                                                              \
-            std::fprintf(stderr, "%s failed (%d) at line %d\n", #call, int(status_), __LINE__); \
-            std::exit(1);                                                                \
-        }                                                                                \
-    } while (0)
 
 cudaStream_t stream;
 cudaEvent_t start_event, stop_event;
