@@ -49,14 +49,20 @@ public:
         events_.clear();
     }
 
+    // Aligned to cache lines, as CUDA's pinned buffers are: a CPU panel's
+    // threads split its rows at cache lines of its address, so a buffer at
+    // another offset would round the panel's products differently from call
+    // to call.
+    static constexpr std::align_val_t kBufferAlignment{64};
     float* host_alloc(int64_t count) override {
-        float* p = new (std::nothrow) float[static_cast<size_t>(std::max<int64_t>(count, 1))];
+        const size_t bytes = sizeof(float) * static_cast<size_t>(std::max<int64_t>(count, 1));
+        void* p = ::operator new[](bytes, kBufferAlignment, std::nothrow);
         if (!p)
             throw Error(TANDEM_ERROR_OUT_OF_MEMORY,
                         "host_alloc: cannot allocate " + std::to_string(count) + " floats");
-        return p;
+        return static_cast<float*>(p);
     }
-    void host_free(float* ptr) override { delete[] ptr; }
+    void host_free(float* ptr) override { ::operator delete[](ptr, kBufferAlignment); }
 
     void upload(Queue, const float* host, int64_t ldh, int64_t r0, int64_t c0, int64_t rows,
                 int64_t cols) override {
@@ -252,7 +258,7 @@ public:
 
     // The refined solve's arrays: an emulated device's memory is host memory.
     float* allocate_matrix(int64_t count) override { return host_alloc(count); }
-    void free_matrix(float* p) noexcept override { delete[] p; }
+    void free_matrix(float* p) noexcept override { host_free(p); }
     void copy_matrix(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst,
                      int64_t ldd) override {
         for (int64_t j = 0; j < cols; ++j) std::copy_n(src + j * lds, rows, dst + j * ldd);

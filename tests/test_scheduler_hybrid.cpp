@@ -492,6 +492,35 @@ TEST(HybridSchedulerSites, AutomaticPlanOnTheGpu) {
     EXPECT_NE(describe_plan(n, n, options).find("panel on"), std::string::npos);
 }
 
+// A CPU panel's threads split its rows at cache lines of the panel's address,
+// so the panel buffers are cache-line aligned wherever they come from (CUDA's
+// pinned memory is), and a factorization with CPU panels of several threads
+// gives the same bits on every call.
+TEST(HybridSchedulerHost, BuffersAlignedAndRepeatedCallsBitIdentical) {
+    auto device = make_host_device(0);
+    for (int64_t count : {1, 3, 17, 1000, 100003}) {
+        float* p = device->host_alloc(count);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u) << count << " floats";
+        device->host_free(p);
+    }
+    const uint64_t seed = test_seed();
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    const int n = 1100;  // panels of 1100 rows: two threads where OpenMP has them
+    const auto a = make_matrix(n, n, n, MatrixKind::random, seed);
+    HybridSettings settings;
+    settings.block_size = 128;
+    settings.panel = PanelMethod::recursive;
+    const Factored first = factor_on_host_devices(2, settings, n, n, a);
+    // Something else on the heap between the calls moves the next buffers.
+    std::vector<std::unique_ptr<char[]>> clutter;
+    for (int i = 0; i < 7; ++i) clutter.emplace_back(new char[size_t(40 + 8 * i)]);
+    const Factored second = factor_on_host_devices(2, settings, n, n, a);
+    EXPECT_EQ(first.info, 0);
+    EXPECT_EQ(first.ipiv, second.ipiv);
+    EXPECT_EQ(first_bit_difference(first.lu, second.lu), -1);
+    EXPECT_LT(residual(n, n, a, first), kResidualBound);
+}
+
 TEST(BlockingPlan, BlocksStepsAndOwnership) {
     const BlockingPlan plan(10, 25, 4, 3);  // blocks at 0,4,...,24; panels only below row 10
     EXPECT_EQ(plan.blocks(), 7);
