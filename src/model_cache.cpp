@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 
 #include "scheduler/cpu_backend.hpp"
 #include "scheduler/cpu_panel.hpp"
@@ -40,6 +42,8 @@ const char* method_name(PanelMethod method) {
     return method == PanelMethod::lapack ? "lapack" : "recursive";
 }
 
+// Guards the kept models, plans and per-device locks; never held during file
+// I/O or a calibration (machine_model).
 std::mutex memo_mutex;
 // The crossovers known in this process, by configuration (crossover_mutex).
 std::mutex crossover_mutex;
@@ -133,14 +137,47 @@ std::string model_cache_path(const std::string& cache_dir, const std::string& fi
     return cache_dir + "/model-" + hex + ".txt";
 }
 
+namespace {
+
+// The model kept in this process for `fingerprint`, if any (memo_mutex).
+std::optional<PerformanceModel> remembered_model(const std::string& fingerprint) {
+    const std::lock_guard<std::mutex> lock(memo_mutex);
+    const auto found = memo().find(fingerprint);
+    if (found == memo().end()) return std::nullopt;
+    return found->second;
+}
+
+void remember_model(const std::string& fingerprint, const PerformanceModel& model) {
+    const std::lock_guard<std::mutex> lock(memo_mutex);
+    memo()[fingerprint] = model;
+    plans().clear();  // made from the model this one replaces
+}
+
+// One lock a device kind (Device::fingerprint): the callers that need a model
+// for it read the file or calibrate one at a time, and a calibration, which
+// runs the device's queues, never shares the device with another. memo_mutex
+// guards the tables only and is never held while a file is read or a device
+// calibrated, so that other devices' calls, plans and release_resources() go
+// on meanwhile.
+std::shared_ptr<std::mutex> device_model_lock(const std::string& device_fingerprint) {
+    static std::map<std::string, std::shared_ptr<std::mutex>> locks;  // memo_mutex
+    const std::lock_guard<std::mutex> lock(memo_mutex);
+    std::shared_ptr<std::mutex>& l = locks[device_fingerprint];
+    if (!l) l = std::make_shared<std::mutex>();
+    return l;
+}
+
+}  // namespace
+
 ModelSource machine_model(Device& device, PanelMethod method, const std::string& cache_dir,
                           bool recalibrate, const CalibrationGrid& grid, bool time_calls) {
     const std::string fingerprint = machine_fingerprint(device, method);
-    const std::lock_guard<std::mutex> lock(memo_mutex);
-    if (!recalibrate) {
-        const auto found = memo().find(fingerprint);
-        if (found != memo().end()) return {found->second, "memory"};
-    }
+    if (!recalibrate)
+        if (auto model = remembered_model(fingerprint)) return {*model, "memory"};
+    const std::shared_ptr<std::mutex> device_lock = device_model_lock(device.fingerprint());
+    const std::lock_guard<std::mutex> one_at_a_time(*device_lock);
+    if (!recalibrate)  // another caller may have read or measured it meanwhile
+        if (auto model = remembered_model(fingerprint)) return {*model, "memory"};
     const std::string path = cache_dir.empty() ? "" : model_cache_path(cache_dir, fingerprint);
     std::string why = "recalibration asked for";
     if (!recalibrate && !path.empty()) {
@@ -148,8 +185,7 @@ ModelSource machine_model(Device& device, PanelMethod method, const std::string&
         if (read_cache_file(path, kMaxModelBytes, text, why)) {
             const auto model = PerformanceModel::parse(text);
             if (model && model->fingerprint == fingerprint) {
-                memo()[fingerprint] = *model;
-                plans().clear();
+                remember_model(fingerprint, *model);
                 return {*model, "file " + path};
             }
             why = path + " is malformed or for another machine";
@@ -165,8 +201,7 @@ ModelSource machine_model(Device& device, PanelMethod method, const std::string&
         else
             origin += ", not saved: " + error;
     }
-    memo()[fingerprint] = model;
-    plans().clear();  // made from the model this one replaces
+    remember_model(fingerprint, model);
     return {model, origin};
 }
 

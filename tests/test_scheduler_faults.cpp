@@ -6,14 +6,21 @@
 // And the process-wide state a factorization may change while it runs
 // (OpenBLAS's thread count), observed from inside the device operations.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <filesystem>
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "scheduler/cpu_backend.hpp"
+#include "scheduler/calibration.hpp"
 #include "scheduler/hybrid_lu.hpp"
+#include "src/model_cache.hpp"
 #include "tandem/tandem.hpp"
 #include "tests/test_support.hpp"
 
@@ -32,7 +39,7 @@ public:
         : inner_(make_host_device(index)), failing_(std::move(failing)), at_(at) {}
 
     std::string name() const override { return inner_->name(); }
-    std::string fingerprint() const override { return inner_->fingerprint(); }
+    std::string fingerprint() const override { return inner_->fingerprint() + fingerprint_suffix; }
     int64_t free_bytes() const override { return inner_->free_bytes(); }
     using Device::allocate;
     void allocate(int64_t rows, int64_t cols, int max_width, int last_width) override {
@@ -115,6 +122,8 @@ public:
     void disarm() { failing_.clear(); }
     // Called with the operation's name at each faultable operation.
     std::function<void(const char*)> observer;
+    // Makes the device another kind of device to the model cache.
+    std::string fingerprint_suffix;
 
 private:
     void fault(const char* op) {
@@ -239,6 +248,62 @@ TEST(SchedulerGlobalState, OpenBlasThreadsChangeOnlyWhileCpuPanelsMayRun) {
         EXPECT_EQ(openblas_get_num_threads(), application_threads) << "given back at the end";
     }
     openblas_set_num_threads(before);
+}
+
+}  // namespace
+}  // namespace tandem::test
+
+namespace tandem::test {
+namespace {
+
+// A calibration holds no lock that calls for another kind of device, plans
+// or release_resources() need: while one device's calibration is held up
+// inside a device operation, another device's model is calibrated, planned
+// with and forgotten.
+TEST(SchedulerGlobalState, CalibrationHoldsNoLockOthersNeed) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("tandem-lock-test-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    detail::forget_machine_models();
+    CalibrationGrid grid;
+    grid.panel_rows = {64, 256};
+    grid.widths = {8, 16};
+    grid.update_sizes = {32, 64};
+    grid.whole_sizes = {32, 64};
+    grid.repeats = 1;
+    FaultyDevice held(0, "", 0);
+    held.fingerprint_suffix = " (held)";
+    std::promise<void> entered, release;
+    std::shared_future<void> released = release.get_future().share();
+    std::atomic<bool> first_op{true};
+    held.observer = [&](const char*) {
+        if (first_op.exchange(false)) {
+            entered.set_value();
+            released.wait();
+        }
+    };
+    auto calibration = std::async(std::launch::async, [&] {
+        return detail::machine_model(held, PanelMethod::recursive, dir.string(), false, grid);
+    });
+    entered.get_future().wait();
+    auto others = std::async(std::launch::async, [&] {
+        const auto other = make_host_device(1);
+        const detail::ModelSource m =
+            detail::machine_model(*other, PanelMethod::recursive, dir.string(), false, grid);
+        StepPlanRequest request;
+        request.m = request.n = 256;
+        detail::machine_plan(m.model, request);
+        detail::forget_machine_models();
+        return m.origin;
+    });
+    // A guard against a hang, not a timing: the other calls need no lock the held one has.
+    const bool done = others.wait_for(std::chrono::seconds(120)) == std::future_status::ready;
+    release.set_value();
+    EXPECT_TRUE(done) << "the other device's calls waited for the held calibration";
+    EXPECT_EQ(others.get().rfind("calibrated", 0), 0u);
+    EXPECT_TRUE(calibration.get().model.complete());
+    detail::forget_machine_models();
+    fs::remove_all(dir);
 }
 
 }  // namespace
