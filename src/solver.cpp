@@ -68,8 +68,7 @@ HybridSettings Solver::hybrid_settings(int64_t m, int64_t n, const std::vector<D
     if (choice_.backend == Backend::gpu && !forced) {
         const PanelMethod method =
             options_.panel == PanelMethod::lapack ? PanelMethod::lapack : PanelMethod::recursive;
-        const ModelSource source =
-            machine_model(*devices[0], method, choice_.cache_dir, false, {}, true);
+        const ModelSource source = model_for(*devices[0], method);
         StepPlanRequest request;
         request.m = m;
         request.n = n;
@@ -102,11 +101,23 @@ int64_t Solver::cpu_crossover() {
     const int64_t known = known_cpu_crossover(key);
     if (known >= 0) return known;
     if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
-    const int64_t crossover =
-        machine_model(*lease_->devices()[0], method, choice_.cache_dir, false, {}, true)
-            .model.cpu_crossover_n();
+    const int64_t crossover = model_for(*lease_->devices()[0], method).model.cpu_crossover_n();
     remember_cpu_crossover(key, crossover);
     return crossover;
+}
+
+ModelSource Solver::model_for(Device& device, PanelMethod method) {
+    ModelSource source = machine_model(device, method, choice_.cache_dir, false, {}, true);
+    if (source.origin.rfind("calibrated", 0) == 0) calibrated_ = source.origin;
+    return source;
+}
+
+// The first GPU call on a machine (or with no writable cache) measures the
+// machine for seconds: the call says so, in its one-line message.
+void Solver::note_calibration(Report& report) const {
+    if (calibrated_.empty()) return;
+    if (!report.message.empty()) report.message += "; ";
+    report.message += "performance model " + calibrated_;
 }
 
 namespace {
@@ -198,6 +209,7 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
                 factored_on_cpu_ = true;
                 const int info = factor_on_cpu(m, n, a, lda, ipiv, report);
                 report.message = "automatic: the CPU, below " + crossover_text(crossover);
+                note_calibration(report);
                 return info;
             }
             report.message = "automatic: the GPU" +
@@ -207,6 +219,7 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
             if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
             const std::vector<Device*>& devices = lease_->devices();
             const HybridSettings settings = hybrid_settings(m, n, devices, report.plan);
+            note_calibration(report);
             report.backend = choice_.backend;
             report.device = devices_name(devices);
             if (choice_.backend == Backend::gpu && devices.size() == 1 &&
@@ -291,6 +304,7 @@ int Solver::factor_in_device_memory(int64_t m, int64_t n, float* a, int64_t lda,
         if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
         const std::vector<Device*>& devices = lease_->devices();
         HybridSettings settings = hybrid_settings(m, n, devices, report.plan);
+        note_calibration(report);
         report.device = devices_name(devices);
         if (choice_.backend == Backend::gpu && one_device_panel(settings, m, n)) {
             // The device's panel routine works on column-major matrices: on the

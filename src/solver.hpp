@@ -9,11 +9,13 @@
 #include <initializer_list>
 #include <utility>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "scheduler/hybrid_lu.hpp"
 #include "src/backend.hpp"
 #include "src/checks.hpp"
+#include "src/model_cache.hpp"
 
 namespace tandem::detail {
 
@@ -83,6 +85,10 @@ private:
     bool automatic_may_take_cpu() const;
     // An out-of-memory error that the options let tandem answer on the CPU.
     bool may_fall_back(const Error& e) const;
+    // The machine's model for devices[0] (machine_model), remembering whether
+    // this call calibrated it; note_calibration adds that to the report's message.
+    ModelSource model_for(Device& device, PanelMethod method);
+    void note_calibration(Report& report) const;
 
     Options options_;
     std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();  // the call's start
@@ -94,6 +100,7 @@ private:
     bool fell_back_ = false;          // the last factor() fell back to the CPU
     bool factored_on_cpu_ = false;    // ... or the automatic backend gave it to the CPU
     bool factored_ = false;           // factor() ran (sgesv): the report keeps its backend
+    std::string calibrated_;          // how this call calibrated a model (its origin), or ""
 };
 
 // Useful flops of an m x n LU (2/3 n^3 for square) and of a solve with nrhs columns.

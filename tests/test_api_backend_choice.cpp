@@ -2,8 +2,10 @@
 // leaves the arrays untouched, and TANDEM_BACKEND (auto, cpu, gpu, host, host:N)
 // steers Backend::automatic only, as src/backend.cpp documents.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -141,6 +143,31 @@ TEST(MachineModel, CalibratedOnceForTheSuite) {
         EXPECT_NO_THROW(plan = describe_plan(4096, 4096, options));
         EXPECT_NE(plan.find("backend "), std::string::npos) << plan;
     }
+}
+
+// A call that measures the machine (no model kept in the process or cached)
+// says so in its one-line message; the next call, which finds the model, does not.
+TEST(MachineModel, ACallThatCalibratesSaysSo) {
+    Options options;
+    if (resolve_backend(options) != Backend::gpu) GTEST_SKIP() << "only GPU calls use the model";
+    namespace fs = std::filesystem;
+    const fs::path dir =
+        fs::temp_directory_path() / ("tandem-calibration-note-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    options.cache_dir = dir.string();
+    release_resources();  // also forgets the models kept in this process
+    const int n = 1024;
+    const std::vector<float> a = make_matrix(n, n, n, MatrixKind::random, test_seed());
+    std::vector<int> ipiv(n);
+    Report first, second;
+    std::vector<float> lu = a;
+    ASSERT_EQ(sgetrf(n, n, lu.data(), n, ipiv.data(), options, &first), 0);
+    EXPECT_NE(first.message.find("performance model calibrated"), std::string::npos) << first.message;
+    lu = a;
+    ASSERT_EQ(sgetrf(n, n, lu.data(), n, ipiv.data(), options, &second), 0);
+    EXPECT_EQ(second.message.find("calibrated"), std::string::npos) << second.message;
+    release_resources();
+    fs::remove_all(dir);
 }
 
 }  // namespace
