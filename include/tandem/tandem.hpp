@@ -177,7 +177,10 @@ struct Report {
     int info = 0;
     Backend backend = Backend::cpu;  // the backend that ran (never automatic)
     std::string device;              // e.g. "OpenBLAS (LAPACK)", "NVIDIA H200", "host x2"
-    std::string message;             // why a fallback happened, or the error text
+    // One line: why this backend (the automatic choice, TANDEM_BACKEND), why a
+    // fallback happened or the error text, and whether the call calibrated the
+    // machine's performance model (seconds, at a machine's first GPU call).
+    std::string message;
     double seconds = 0.0;            // wall-clock time of the call
     double gflops = 0.0;             // useful flops / seconds (2/3 n^3 convention for square)
     int block_size = 0;              // panel width used (hybrid)
