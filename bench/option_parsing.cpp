@@ -112,15 +112,6 @@ bool parse_int_list(const std::string& option, const std::string& text, long lon
     return true;
 }
 
-const char* update_precision_name(tandem::UpdatePrecision precision) {
-    switch (precision) {
-    case tandem::UpdatePrecision::tf32x3: return "tf32x3";
-    case tandem::UpdatePrecision::tf32: return "tf32";
-    case tandem::UpdatePrecision::bf16: return "bf16";
-    default: return "fp32";
-    }
-}
-
 const char* update_precision_note(tandem::UpdatePrecision precision) {
     switch (precision) {
     case tandem::UpdatePrecision::tf32x3:

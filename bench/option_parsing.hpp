@@ -101,8 +101,8 @@ bool parse_choice(const std::string& option, const std::string& value,
     return false;
 }
 
-// The word the options, tables and CSVs use for an update precision: "fp32", "tf32x3", "tf32", "bf16".
-const char* update_precision_name(tandem::UpdatePrecision precision);
+// The word the options, tables and CSVs use for an update precision: the library's.
+using tandem::update_precision_name;
 
 // What an update precision computes, for the tables' notes, e.g. " (SGEMM).".
 const char* update_precision_note(tandem::UpdatePrecision precision);

@@ -7,6 +7,7 @@
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_device.hpp"
+#include "gpu/device_buffer.hpp"
 #include "gpu/refinement_kernels.hpp"
 #include "gpu/transfer.hpp"
 #include "tandem/tandem.hpp"
@@ -15,25 +16,14 @@ namespace tandem::gpu {
 
 float* CudaDevice::allocate_matrix(int64_t count) {
     DeviceGuard guard(ordinal_);
-    void* p = nullptr;
     const size_t bytes = sizeof(float) * static_cast<size_t>(std::max<int64_t>(count, 1));
-    const cudaError_t status = cudaMalloc(&p, bytes);
-    if (status != cudaSuccess) {
-        (void)cudaGetLastError();  // a failed allocation is not sticky
-        throw Error(status == cudaErrorMemoryAllocation ? TANDEM_ERROR_OUT_OF_MEMORY
-                                                        : TANDEM_ERROR_DEVICE,
-                    name_ + ": cudaMalloc of " + std::to_string(count) +
-                        " floats failed: " + cudaGetErrorString(status));
-    }
-    return static_cast<float*>(p);
+    return static_cast<float*>(DeviceBuffer(bytes, "refined solve's matrix").release());
 }
 
+// As DeviceBuffer frees: on whichever device is current, and not at all once
+// the context is gone (cuda_objects_orphaned).
 void CudaDevice::free_matrix(float* p) noexcept {
-    if (p == nullptr) return;
-    int previous = -1;
-    if (cudaGetDevice(&previous) != cudaSuccess) return;
-    if (cudaSetDevice(ordinal_) == cudaSuccess) (void)cudaFree(p);
-    (void)cudaSetDevice(previous);
+    if (p != nullptr && !cuda_objects_orphaned()) (void)cudaFree(p);
 }
 
 void CudaDevice::copy_matrix(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst,

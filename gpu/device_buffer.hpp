@@ -51,6 +51,11 @@ public:
         reset();
         *this = DeviceBuffer(bytes, what);
     }
+    // Hands the allocation to the caller (who frees it with cudaFree); empty after.
+    void* release() noexcept {
+        bytes_ = 0;
+        return std::exchange(ptr_, nullptr);
+    }
     size_t bytes() const { return bytes_; }
     float* floats() const { return static_cast<float*>(ptr_); }
     int* ints() const { return static_cast<int*>(ptr_); }

@@ -61,6 +61,16 @@ const char* backend_name(Backend backend) {
     return "unknown";
 }
 
+const char* update_precision_name(UpdatePrecision precision) {
+    switch (precision) {
+        case UpdatePrecision::fp32: return "fp32";
+        case UpdatePrecision::tf32x3: return "tf32x3";
+        case UpdatePrecision::tf32: return "tf32";
+        case UpdatePrecision::bf16: return "bf16";
+    }
+    return "unknown";
+}
+
 Backend resolve_backend(const Options& options) { return detail::choose_backend(options).backend; }
 
 namespace detail {

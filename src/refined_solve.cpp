@@ -12,15 +12,6 @@
 namespace tandem::detail {
 namespace {
 
-const char* precision_name(UpdatePrecision p) {
-    switch (p) {
-    case UpdatePrecision::tf32: return "tf32";
-    case UpdatePrecision::bf16: return "bf16";
-    case UpdatePrecision::tf32x3: return "tf32x3";
-    default: return "fp32";
-    }
-}
-
 // A (in the device's memory) and the factors of its lower-precision LU there.
 class DeviceSystem final : public RefinementSystem {
 public:
@@ -162,7 +153,7 @@ int solve_refined(Solver& low, const Options& options, bool device_memory, int64
         throw own_arrays(e);
     }
     if (info > 0)
-        return fall_back(-3, std::string("the ") + precision_name(precision) +
+        return fall_back(-3, std::string("the ") + update_precision_name(precision) +
                                  " factorization met an exact zero pivot");
 
     // Refinement on host arrays (n x nrhs: the O(n^2) work is on the device).
@@ -199,7 +190,7 @@ int solve_refined(Solver& low, const Options& options, bool device_memory, int64
     char text[192];
     std::snprintf(text, sizeof text,
                   "refined: %s factors, %d correction(s)%s, backward error %.2g (test %.2g)",
-                  precision_name(precision), result.corrections, gmres.c_str(),
+                  update_precision_name(precision), result.corrections, gmres.c_str(),
                   result.backward_error, RefinementSettings{}.tolerance);
     report.message = text + (report.message.empty() ? std::string() : "; " + report.message);
     return 0;

@@ -50,6 +50,14 @@ Residuals solve_on_gpu(int n, const std::vector<float>& a, UpdatePrecision preci
     return r;
 }
 
+// The names the report's messages and the benchmark use.
+TEST(UpdatePrecisionName, OneWordEach) {
+    EXPECT_STREQ(update_precision_name(UpdatePrecision::fp32), "fp32");
+    EXPECT_STREQ(update_precision_name(UpdatePrecision::tf32x3), "tf32x3");
+    EXPECT_STREQ(update_precision_name(UpdatePrecision::tf32), "tf32");
+    EXPECT_STREQ(update_precision_name(UpdatePrecision::bf16), "bf16");
+}
+
 class ApiUpdatePrecision : public testing::Test {
 protected:
     void SetUp() override {

@@ -308,6 +308,8 @@ void release_resources();
 // The backend `automatic` resolves to right now (honours TANDEM_BACKEND).
 Backend resolve_backend(const Options& options);
 const char* backend_name(Backend backend);
+// "fp32", "tf32x3", "tf32" or "bf16".
+const char* update_precision_name(UpdatePrecision precision);
 
 }  // namespace tandem
 
