@@ -9,6 +9,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_device.hpp"
 #include "gpu/device_buffer.hpp"
+#include "gpu/host_heap.hpp"
 #include "gpu/kernel_shared_memory.hpp"
 #include "gpu/kernel_image.hpp"
 #include "gpu/sgemm_cublaslt.hpp"
@@ -78,13 +79,19 @@ std::string unavailable_reason() { return visible().usable > 0 ? "" : visible().
 
 namespace {
 
-// What CUDA knows of `pointer`; host memory (unregistered) when there is no
-// device or the runtime cannot say (no failure is left behind for a later call).
+// Host memory, known without asking CUDA: no device, a null pointer, or a
+// pointer into the brk heap (host_heap.hpp). The runtime's query is a call into
+// the driver for each array of each call, a cost a small LAPACK call feels.
+bool host_memory_without_query(const void* pointer) {
+    return device_count() == 0 || pointer == nullptr || in_brk_heap(pointer);
+}
+
+// What CUDA knows of `pointer`; host memory (unregistered) when the runtime
+// cannot say (no failure is left behind for a later call).
 cudaPointerAttributes pointer_attributes(const void* pointer) {
     cudaPointerAttributes attributes{};
     attributes.type = cudaMemoryTypeUnregistered;
     attributes.device = -1;
-    if (device_count() == 0 || pointer == nullptr) return attributes;
     if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
         (void)cudaGetLastError();
         attributes.type = cudaMemoryTypeUnregistered;
@@ -95,6 +102,7 @@ cudaPointerAttributes pointer_attributes(const void* pointer) {
 }  // namespace
 
 int memory_device(const void* pointer) {
+    if (host_memory_without_query(pointer)) return -1;
     const cudaPointerAttributes attributes = pointer_attributes(pointer);
     const bool on_gpu =
         attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
@@ -102,7 +110,8 @@ int memory_device(const void* pointer) {
 }
 
 bool is_device_only_memory(const void* pointer) {
-    return pointer_attributes(pointer).type == cudaMemoryTypeDevice;
+    return !host_memory_without_query(pointer) &&
+           pointer_attributes(pointer).type == cudaMemoryTypeDevice;
 }
 
 std::unique_ptr<CudaDevice> make_cuda_device(int ordinal) {

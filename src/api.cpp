@@ -34,28 +34,42 @@ bool verbose() {
     return false;
 }
 
-// Report for the call: the caller's, or a local one when the caller passed none.
-// With TANDEM_VERBOSE=1 it also writes the call's line: the routine, its sizes
-// (nrhs < 0: none), info, the backend and why, the time and the rate.
+// The report of a call that nobody reads (the caller passed none and
+// TANDEM_VERBOSE is off): one a thread, reused, so that its strings keep their
+// room and a small call allocates nothing for its text. No call of tandem runs
+// inside another on one thread (the LAPACK drop-in passes those to LAPACK), and
+// nothing reads it, so sharing it between calls is harmless.
+Report& unread_report() {
+    thread_local Report report;
+    return report;
+}
+
+// Report for the call: the caller's, or one of tandem's when the caller passed
+// none. With TANDEM_VERBOSE=1 (read once a call, at its start) it also writes
+// the call's line: the routine, its sizes (nrhs < 0: none), info, the backend
+// and why, the time and the rate.
 class CallReport {
 public:
     CallReport(Report* caller, const char* routine, int m, int n, int nrhs = -1)
-        : report_(caller ? *caller : local_), routine_(routine), m_(m), n_(n), nrhs_(nrhs) {
-        report_ = Report{};
+        : verbose_(verbose()),
+          report_(caller ? *caller : verbose_ ? local_ : unread_report()),
+          routine_(routine), m_(m), n_(n), nrhs_(nrhs) {
+        report_ = Report{};  // a reused Report keeps its strings' room for this call's text
     }
     ~CallReport() {
-        if (!logged_ && verbose())  // left by an exception: the caller gets it
+        if (!logged_ && verbose_)  // left by an exception: the caller gets it
             log("ended by an error");
     }
     CallReport(const CallReport&) = delete;
     CallReport& operator=(const CallReport&) = delete;
     Report& get() { return report_; }
+    Clock::time_point start() const { return start_; }
 
     int rejected(const detail::CheckResult& check) {
         report_.info = check.info;
         report_.message = check.message;
         detail::set_last_error(check.message);
-        if (verbose()) log(check.message.c_str());
+        if (verbose_) log(check.message.c_str());
         return check.info;
     }
     int finished(int info, double flops) {
@@ -63,7 +77,7 @@ public:
         report_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
         report_.gflops = report_.seconds > 0 ? flops / report_.seconds * 1e-9 : 0.0;
         detail::set_last_error("");
-        if (verbose()) log(report_.message.c_str());
+        if (verbose_) log(report_.message.c_str());
         return info;
     }
 
@@ -81,6 +95,7 @@ private:
                      *why ? " | " : "", why);
     }
 
+    const bool verbose_;
     Report local_;
     Report& report_;
     const char* routine_;
@@ -116,7 +131,7 @@ int sgetrf(int m, int n, float* a, int lda, int* ipiv, const Options& options, R
         const detail::CheckResult check = detail::check_getrf(m, n, a, lda, ipiv, options);
         if (check.info != 0) return call.rejected(check);
 
-        detail::Solver solver(options);
+        detail::Solver solver(options, call.start());
         int info;
         if (row_major(options)) {
             std::vector<float> work = detail::col_major_copy(m, n, a, lda);
@@ -136,7 +151,7 @@ int sgetrf_gpu(int m, int n, float* d_a, int ldda, int* ipiv, const Options& opt
         const detail::CheckResult check = detail::check_getrf_gpu(m, n, d_a, ldda, ipiv, options);
         if (check.info != 0) return call.rejected(check);
 
-        detail::Solver solver(options);
+        detail::Solver solver(options, call.start());
         if (m > 0 && n > 0) {  // an empty matrix may have no memory at all
             const detail::CheckResult where = solver.use_device_memory("sgetrf_gpu", {{d_a, 3}});
             if (where.info != 0) return call.rejected(where);
@@ -154,7 +169,7 @@ int sgetrs_gpu(char trans, int n, int nrhs, const float* d_a, int ldda, const in
             detail::check_getrs_gpu(trans, n, nrhs, d_a, ldda, ipiv, d_b, lddb, options);
         if (check.info != 0) return call.rejected(check);
 
-        detail::Solver solver(options);
+        detail::Solver solver(options, call.start());
         if (n > 0 && nrhs > 0) {
             const detail::CheckResult where = solver.use_device_memory("sgetrs_gpu", {{d_a, 4}, {d_b, 7}});
             if (where.info != 0) return call.rejected(where);
@@ -172,7 +187,7 @@ int sgesv_gpu(int n, int nrhs, float* d_a, int ldda, int* ipiv, float* d_b, int 
         const detail::CheckResult check = detail::check_gesv_gpu(n, nrhs, d_a, ldda, ipiv, d_b, lddb, options);
         if (check.info != 0) return call.rejected(check);
 
-        detail::Solver solver(options);
+        detail::Solver solver(options, call.start());
         if (n > 0) {  // B has no memory to check when it has no columns
             const detail::CheckResult where =
                 solver.use_device_memory("sgesv_gpu", {{d_a, 3}, {nrhs > 0 ? d_b : nullptr, 6}});
@@ -193,7 +208,7 @@ int sgetrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv
             detail::check_getrs(trans, n, nrhs, a, lda, ipiv, b, ldb, options);
         if (check.info != 0) return call.rejected(check);
 
-        detail::Solver solver(options);
+        detail::Solver solver(options, call.start());
         if (row_major(options)) {
             // Row-major factors of A are the column-major factors' transposed storage.
             std::vector<float> factors = detail::col_major_copy(n, n, a, lda);
@@ -215,7 +230,7 @@ int sgesv(int n, int nrhs, float* a, int lda, int* ipiv, float* b, int ldb,
         const detail::CheckResult check = detail::check_gesv(n, nrhs, a, lda, ipiv, b, ldb, options);
         if (check.info != 0) return call.rejected(check);
 
-        detail::Solver solver(options);
+        detail::Solver solver(options, call.start());
         const double flops = detail::getrf_flops(n, n) + detail::getrs_flops(n, nrhs);
         if (row_major(options)) {
             std::vector<float> work = detail::col_major_copy(n, n, a, lda);
@@ -242,7 +257,7 @@ int sgesv_refined(int n, int nrhs, float* a, int lda, int* ipiv, const float* b,
         if (check.info != 0) return call.rejected(check);
 
         const double flops = detail::getrf_flops(n, n) + detail::getrs_flops(n, nrhs);
-        detail::Solver low(detail::refined_factor_options(options));
+        detail::Solver low(detail::refined_factor_options(options), call.start());
         if (row_major(options)) {
             std::vector<float> work = detail::col_major_copy(n, n, a, lda);
             std::vector<float> rhs = detail::col_major_copy(n, nrhs, b, ldb);
@@ -270,7 +285,7 @@ int sgesv_refined_gpu(int n, int nrhs, float* d_a, int ldda, int* ipiv, const fl
             n, nrhs, d_a, ldda, ipiv, d_b, lddb, d_x, lddx, iter, options);
         if (check.info != 0) return call.rejected(check);
 
-        detail::Solver low(detail::refined_factor_options(options));
+        detail::Solver low(detail::refined_factor_options(options), call.start());
         if (n > 0) {
             const bool columns = nrhs > 0;
             const detail::CheckResult where = low.use_device_memory(

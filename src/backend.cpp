@@ -45,6 +45,23 @@ bool parse_environment(Backend* backend, int* devices) {
 
 std::string gpu_missing_reason() { return "no usable CUDA device (" + gpu::unavailable_reason() + ")"; }
 
+// The automatic backend's note on a machine without a usable GPU. The reason
+// cannot change within a process (gpu::device_count), so it is made once.
+const char* cpu_path_note() {
+    static const std::string note = "CPU path: " + gpu_missing_reason();
+    return note.c_str();
+}
+
+const char* environment_note(Backend backend) {
+    switch (backend) {
+        case Backend::cpu: return "TANDEM_BACKEND selected cpu";
+        case Backend::gpu: return "TANDEM_BACKEND selected gpu";
+        case Backend::host: return "TANDEM_BACKEND selected host";
+        case Backend::automatic: break;
+    }
+    return "TANDEM_BACKEND selected auto";
+}
+
 }  // namespace
 
 int gpu_count() { return gpu::device_count(); }
@@ -86,17 +103,17 @@ BackendChoice choose_backend(const Options& options) {
     choice.gemm = options.gemm;
     choice.update_precision = options.update_precision;
     choice.device_panel = options.device_panel;
-    choice.cache_dir = resolve_cache_dir(options.cache_dir);
+    choice.cache_dir = options.cache_dir;
     Backend requested = options.backend;
     int env_devices = 0;
     choice.explicit_request = requested != Backend::automatic;
     if (requested == Backend::automatic && parse_environment(&requested, &env_devices)) {
-        choice.note = "TANDEM_BACKEND selected " + std::string(backend_name(requested));
+        choice.note = environment_note(requested);
         choice.explicit_request = true;
     }
     if (requested == Backend::automatic) {
         requested = gpu_available() ? Backend::gpu : Backend::cpu;
-        if (requested == Backend::cpu) choice.note = "CPU path: " + gpu_missing_reason();
+        if (requested == Backend::cpu) choice.note = cpu_path_note();
     }
     choice.backend = requested;
     switch (requested) {
@@ -128,7 +145,7 @@ DeviceLease::DeviceLease(const BackendChoice& choice) {
     } else if (choice.backend == Backend::gpu) {
         lock_ = gpu::lock_devices();
         const gpu::GpuSettings settings{choice.gemm, choice.update_precision, choice.device_panel,
-                                        choice.cache_dir};
+                                        resolve_cache_dir(choice.cache_dir)};
         for (int d = choice.first_device; d < choice.first_device + choice.num_devices; ++d)
             devices_.push_back(&gpu::kept_device(d, settings));
     }

@@ -16,12 +16,17 @@ struct BackendChoice {
     Backend backend = Backend::cpu;  // cpu, gpu or host
     int num_devices = 1;             // devices for gpu / host
     int first_device = 0;            // gpu: CUDA ordinal of the first of them
-    std::string note;                // why automatic chose what it chose
+    // Why automatic chose what it chose ("" if it did not): text that lives as
+    // long as the process, so that choosing costs a small call no allocation.
+    const char* note = "";
     bool explicit_request = false;   // Options or TANDEM_BACKEND named the backend
     GemmKernel gemm = GemmKernel::automatic;  // for gpu
     UpdatePrecision update_precision = UpdatePrecision::fp32;  // for gpu
     DevicePanelMethod device_panel = DevicePanelMethod::automatic;  // for gpu
-    std::string cache_dir;                    // tuning cache, resolved (never empty)
+    // Options::cache_dir as given. The directory in use (resolve_cache_dir:
+    // environment, a lock, perhaps a mkdir) is found where a GPU needs it, the
+    // lease and the model, not here: a call that stays on the CPU needs none.
+    std::string cache_dir;
 };
 
 // The CUDA ordinal of the GPU whose memory holds `pointer`, or -1 for host

@@ -5,14 +5,16 @@
 #include <new>
 #include <string>
 
-#include "scheduler/cpu_backend.hpp"
 #include "scheduler/blocking_plan.hpp"
+#include "scheduler/cache_file.hpp"
+#include "scheduler/cpu_backend.hpp"
 #include "scheduler/step_planner.hpp"
 #include "src/model_cache.hpp"
 
 namespace tandem::detail {
 
-Solver::Solver(const Options& options) : options_(options), choice_(choose_backend(options)) {}
+Solver::Solver(const Options& options, std::chrono::steady_clock::time_point start)
+    : options_(options), created_(start), choice_(choose_backend(options)) {}
 
 Solver::~Solver() = default;
 
@@ -107,7 +109,8 @@ int64_t Solver::cpu_crossover() {
 }
 
 ModelSource Solver::model_for(Device& device, PanelMethod method) {
-    ModelSource source = machine_model(device, method, choice_.cache_dir, false, {}, true);
+    ModelSource source =
+        machine_model(device, method, resolve_cache_dir(choice_.cache_dir), false, {}, true);
     if (source.origin.rfind("calibrated", 0) == 0) calibrated_ = source.origin;
     return source;
 }
@@ -128,8 +131,16 @@ bool below_crossover(int64_t m, int64_t n, int64_t crossover) {
     return std::cbrt(1.5 * getrf_flops(m, n)) < double(crossover);
 }
 
-std::string crossover_text(int64_t crossover) {
-    return "n = " + std::to_string(crossover) + ", where LAPACK's and the GPU's calls measured as fast";
+// `prefix` and "n = 512, where LAPACK's and the GPU's calls measured as fast"
+// in `out`, reusing its room: the message of every small call of the automatic
+// backend costs one allocation at most (none in a caller's reused Report).
+void write_crossover_text(std::string& out, const char* prefix, int64_t crossover) {
+    out.clear();
+    out.reserve(128);
+    out += prefix;
+    out += "n = ";
+    out += std::to_string(crossover);
+    out += ", where LAPACK's and the GPU's calls measured as fast";
 }
 
 }  // namespace
@@ -164,9 +175,11 @@ std::string Solver::describe_plan(int64_t m, int64_t n) {
         return std::string("backend cpu: ") + lapack_name() + " sgetrf\n";
     if (automatic_may_take_cpu()) {
         const int64_t crossover = cpu_crossover();
-        if (below_crossover(m, n, crossover))
-            return std::string("backend cpu: ") + lapack_name() + " sgetrf (automatic: below " +
-                   crossover_text(crossover) + ")\n";
+        if (below_crossover(m, n, crossover)) {
+            std::string below;
+            write_crossover_text(below, "automatic: below ", crossover);
+            return std::string("backend cpu: ") + lapack_name() + " sgetrf (" + below + ")\n";
+        }
     }
     if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
     const std::vector<Device*>& devices = lease_->devices();
@@ -208,12 +221,14 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
                 lease_.reset();  // the GPUs are not needed: other callers may have them
                 factored_on_cpu_ = true;
                 const int info = factor_on_cpu(m, n, a, lda, ipiv, report);
-                report.message = "automatic: the CPU, below " + crossover_text(crossover);
+                write_crossover_text(report.message, "automatic: the CPU, below ", crossover);
                 note_calibration(report);
                 return info;
             }
-            report.message = "automatic: the GPU" +
-                             (crossover > 0 ? ", from " + crossover_text(crossover) : std::string());
+            if (crossover > 0)
+                write_crossover_text(report.message, "automatic: the GPU, from ", crossover);
+            else
+                report.message = "automatic: the GPU";
         }
         try {
             if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
@@ -258,7 +273,8 @@ CheckResult Solver::use_device_memory(const char* routine,
     if (choice_.backend != Backend::gpu && choice_.backend != Backend::host)
         throw Error(TANDEM_ERROR_BACKEND_UNAVAILABLE,
                     std::string(routine) + ": backend cpu cannot reach GPU memory" +
-                        (choice_.note.empty() ? std::string() : " (" + choice_.note + ")"));
+                        (*choice_.note == '\0' ? std::string()
+                                                : " (" + std::string(choice_.note) + ")"));
     int first = -1;  // the GPU of the first array
     for (const auto& [pointer, position] : arrays) {
         if (pointer == nullptr) continue;

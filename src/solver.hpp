@@ -21,7 +21,9 @@ namespace tandem::detail {
 
 class Solver {
 public:
-    explicit Solver(const Options& options);
+    // `start`: when the call began, the origin of the report's timeline.
+    explicit Solver(const Options& options,
+                    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now());
     ~Solver();
 
     // P A = L U in place (column-major, lda >= m). Returns info >= 0.
@@ -91,7 +93,7 @@ private:
     void note_calibration(Report& report) const;
 
     Options options_;
-    std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();  // the call's start
+    std::chrono::steady_clock::time_point created_;  // the call's start
     BackendChoice choice_;
     std::unique_ptr<DeviceLease> lease_;
     std::unique_ptr<HybridLU> hybrid_;
