@@ -1,19 +1,32 @@
 #include "gpu/bounce_buffers.hpp"
 #include "gpu/device_buffer.hpp"
 
+#include <algorithm>
+#include <string>
+
 #include "gpu/cuda_check.hpp"
+#include "tandem/tandem.hpp"
 
 namespace tandem::gpu {
 
+void BounceBuffers::begin(int64_t slot_floats) {
+    if (slot_floats <= 0 || slot_floats > kMaxSlotFloats)
+        throw Error(TANDEM_ERROR_INTERNAL, "bounce buffers: a slot of " + std::to_string(slot_floats) +
+                                               " floats (at most " + std::to_string(kMaxSlotFloats) + ")");
+    if (slot_floats == slot_floats_) return;
+    for (cudaEvent_t e : released_) TANDEM_CUDA_CHECK(cudaEventSynchronize(e));
+    slot_floats_ = slot_floats;
+    slots_ = static_cast<int>(std::min<int64_t>(kMaxSlots, kCapacity / slot_floats));
+}
+
 void BounceBuffers::ensure() {
-    if (data_[0] != nullptr) return;
+    if (data_ != nullptr) return;
     try {
-        for (int i = 0; i < 2; ++i) {
-            void* p = nullptr;
-            TANDEM_CUDA_CHECK(cudaHostAlloc(&p, sizeof(float) * kCapacity, cudaHostAllocPortable));
-            data_[i] = static_cast<float*>(p);
-            TANDEM_CUDA_CHECK(cudaEventCreateWithFlags(&released_[i], cudaEventDisableTiming));
-        }
+        void* p = nullptr;
+        TANDEM_CUDA_CHECK(cudaHostAlloc(&p, sizeof(float) * kCapacity, cudaHostAllocPortable));
+        data_ = static_cast<float*>(p);
+        for (cudaEvent_t& e : released_)
+            TANDEM_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     } catch (...) {
         release();
         throw;
@@ -21,22 +34,22 @@ void BounceBuffers::ensure() {
 }
 
 void BounceBuffers::release() noexcept {
+    slot_floats_ = 0;
+    slots_ = 1;
     if (cuda_objects_orphaned()) {  // the reset freed them
-        for (int i = 0; i < 2; ++i) {
-            released_[i] = nullptr;
-            data_[i] = nullptr;
-        }
+        for (cudaEvent_t& e : released_) e = nullptr;
+        data_ = nullptr;
         return;
     }
-    for (int i = 0; i < 2; ++i) {
-        if (released_[i]) {
-            (void)cudaEventSynchronize(released_[i]);
-            (void)cudaEventDestroy(released_[i]);
+    for (cudaEvent_t& e : released_) {
+        if (e) {
+            (void)cudaEventSynchronize(e);
+            (void)cudaEventDestroy(e);
         }
-        if (data_[i]) (void)cudaFreeHost(data_[i]);
-        released_[i] = nullptr;
-        data_[i] = nullptr;
+        e = nullptr;
     }
+    if (data_) (void)cudaFreeHost(data_);
+    data_ = nullptr;
 }
 
 }  // namespace tandem::gpu

@@ -24,16 +24,16 @@ int64_t chunk_columns(int64_t capacity, int64_t rows) {
     return capacity / rows;
 }
 
-// Columns per chunk of a copy through the bounce buffers: a quarter of the
-// block, so that the host's copy of one chunk can overlap the copy engine's
-// move of the next even for a block that one buffer would hold whole (in one
-// chunk the two take turns); at least 4 MiB (each chunk costs a few
-// launches and waits), at most a bounce buffer.
+// Columns per chunk of a copy through the bounce buffers: an eighth of the
+// block, so that even a small block is a pipeline of several chunks, between
+// 1 MiB (each chunk costs a few launches, an event and a parallel region: some
+// 10 us) and 4 MiB (the ring's eight slots then hold 32 MiB in flight), at most
+// a slot and what `capacity` (a staging buffer) holds.
 int64_t bounce_chunk_columns(int64_t rows, int64_t cols, int64_t capacity) {
-    constexpr int64_t kMinChunkFloats = int64_t(1) << 20;
-    const int64_t most = chunk_columns(std::min(capacity, BounceBuffers::kCapacity), rows);
-    const int64_t least = std::max<int64_t>(1, kMinChunkFloats / rows);
-    return std::clamp((cols + 3) / 4, std::min(least, most), most);
+    constexpr int64_t kLeastFloats = int64_t(1) << 18, kMostFloats = int64_t(1) << 20;
+    const int64_t chunk_floats = std::clamp(rows * cols / 8, kLeastFloats, kMostFloats);
+    const int64_t most = chunk_columns(std::min(capacity, BounceBuffers::kMaxSlotFloats), rows);
+    return std::clamp(chunk_floats / rows, int64_t(1), most);
 }
 
 // Where the "host" block of a copy lives, asked once per copy.
@@ -52,7 +52,7 @@ bool in_device_memory(cudaMemoryType type) {
 // Large pageable blocks go through the pinned bounce buffers.
 bool use_bounce(cudaMemoryType type, int64_t rows, int64_t cols) {
     return type == cudaMemoryTypeUnregistered && rows * cols >= kBounceMinFloats &&
-           rows <= BounceBuffers::kCapacity;
+           rows <= BounceBuffers::kMaxSlotFloats;
 }
 
 // Column-major block copy on the host (rows x cols), parallel over columns:
@@ -71,52 +71,61 @@ void copy_columns(const float* from, int64_t ld_from, float* to, int64_t ld_to, 
 }
 
 // Host -> device in column chunks of `chunk`: through the bounce buffers when
-// `bounced` (the host copies chunk i into one while the copy engine moves the
-// other), else straight from the caller's memory. `send(j, width, source,
-// source_ld)` queues on `stream` the device's side of chunk j .. j+width, whose
-// host columns are at `source`; with the bounce buffers it must not queue the
-// next use of the buffer either.
+// `bounced` (the host copies chunk i into its slot while the copy engine moves
+// earlier ones), else straight from the caller's memory. `send(j, width,
+// source, source_ld)` queues on `stream` the device's side of chunk j ..
+// j+width, whose host columns are at `source`; with the bounce buffers it must
+// not queue the next use of the slot either.
 template <class Send>
 void upload_in_chunks(const float* host, int64_t ldh, int64_t rows, int64_t cols, int64_t chunk,
                       bool bounced, BounceBuffers& bounce, cudaStream_t stream, Send&& send) {
+    if (bounced) bounce.begin(rows * chunk);
     for (int64_t j = 0, i = 0; j < cols; j += chunk, ++i) {
         const int64_t width = std::min(chunk, cols - j);
         const float* source = host + j * ldh;
         int64_t source_ld = ldh;
-        if (bounced) {  // the copy engine is done with this buffer's previous chunk
-            float* buffer = bounce.data(i % 2);
-            TANDEM_CUDA_CHECK(cudaEventSynchronize(bounce.released(i % 2)));
-            copy_columns(source, ldh, buffer, rows, rows, width, false);
-            source = buffer;
+        if (bounced) {  // the copy engine is done with this slot's previous chunk
+            float* slot = bounce.slot(i);
+            TANDEM_CUDA_CHECK(cudaEventSynchronize(bounce.released(i)));
+            copy_columns(source, ldh, slot, rows, rows, width, false);
+            source = slot;
             source_ld = rows;
         }
         send(j, width, source, source_ld);
-        if (bounced) TANDEM_CUDA_CHECK(cudaEventRecord(bounce.released(i % 2), stream));
+        if (bounced) TANDEM_CUDA_CHECK(cudaEventRecord(bounce.released(i), stream));
     }
 }
 
 // Device -> host in column chunks, the mirror of upload_in_chunks: `fetch(j,
 // width, target, target_ld)` queues the move of chunk j .. j+width into
-// `target` (a bounce buffer, or the caller's memory); the host drains chunk
-// i-1 from its bounce buffer while the device produces chunk i.
+// `target` (a slot, or the caller's memory). Every slot is given a chunk
+// before the host drains the first, and a drained slot takes its next chunk
+// at once, so that the copy engine does not wait for the host.
 template <class Fetch>
 void download_in_chunks(float* host, int64_t ldh, int64_t rows, int64_t cols, int64_t chunk,
                         bool bounced, BounceBuffers& bounce, cudaStream_t stream, Fetch&& fetch) {
-    auto drain = [&](int64_t i) {
-        const int64_t j = i * chunk, width = std::min(chunk, cols - j);
-        TANDEM_CUDA_CHECK(cudaEventSynchronize(bounce.released(i % 2)));
-        copy_columns(bounce.data(i % 2), rows, host + j * ldh, ldh, rows, width, true);
-    };
-    int64_t i = 0;
-    for (int64_t j = 0; j < cols; j += chunk, ++i) {
-        const int64_t width = std::min(chunk, cols - j);
-        fetch(j, width, bounced ? bounce.data(i % 2) : host + j * ldh, bounced ? rows : ldh);
-        if (bounced) {
-            TANDEM_CUDA_CHECK(cudaEventRecord(bounce.released(i % 2), stream));
-            if (i > 0) drain(i - 1);
-        }
+    if (!bounced) {
+        for (int64_t j = 0; j < cols; j += chunk)
+            fetch(j, std::min(chunk, cols - j), host + j * ldh, ldh);
+        return;
     }
-    if (bounced) drain(i - 1);
+    const int64_t chunks = (cols + chunk - 1) / chunk;
+    bounce.begin(rows * chunk);
+    const int64_t slots = bounce.slots();
+    // The copy engine's earlier uses of a slot come before this one on the
+    // stream, and the host has drained each slot before it is given a chunk.
+    auto issue = [&](int64_t i) {
+        const int64_t j = i * chunk;
+        fetch(j, std::min(chunk, cols - j), bounce.slot(i), rows);
+        TANDEM_CUDA_CHECK(cudaEventRecord(bounce.released(i), stream));
+    };
+    for (int64_t i = 0; i < std::min(slots, chunks); ++i) issue(i);
+    for (int64_t i = 0; i < chunks; ++i) {
+        const int64_t j = i * chunk, width = std::min(chunk, cols - j);
+        TANDEM_CUDA_CHECK(cudaEventSynchronize(bounce.released(i)));
+        copy_columns(bounce.slot(i), rows, host + j * ldh, ldh, rows, width, true);
+        if (i + slots < chunks) issue(i + slots);
+    }
 }
 
 // Where the host block of a copy lives and how it moves: whether through the

@@ -97,6 +97,36 @@ TEST_F(GpuDevice, UploadDownloadInChunksPageableAndPinned) {
         }
 }
 
+// Copies cut into chunks of different sizes, one right after another with no
+// wait between them: an upload returns while the copy engine still reads the
+// bounce buffers' slots, and the next copy, cut differently, must not write
+// into them before it is done.
+TEST_F(GpuDevice, PageableCopiesOfDifferentShapesBackToBack) {
+    SCOPED_TRACE(seed_note());
+    const int64_t m = 6000, n = 1200, ld = m + 1;
+    device_->allocate(m, n, 8);
+    const Vec a = random(ld * n);
+    // Row blocks of A in turn, each cut into chunks of another size than the one before.
+    const std::vector<int64_t> heights = {2500, 700, 1800, 1000};
+    for (int repeat = 0; repeat < 3; ++repeat) {
+        for (int64_t r0 = 0, b = repeat; r0 < m; r0 += heights[b++ % heights.size()]) {
+            const int64_t h = std::min(heights[b % heights.size()], m - r0);
+            device_->upload(Queue::copy, a.data() + r0, ld, r0, 0, h, n);
+        }
+        Vec back(ld * n, kNaN);
+        for (int64_t r0 = 0, b = repeat + 1; r0 < m; r0 += heights[b++ % heights.size()]) {
+            const int64_t h = std::min(heights[b % heights.size()], m - r0);
+            device_->download(Queue::copy, back.data() + r0, ld, r0, 0, h, n);
+        }
+        device_->synchronize();
+        int64_t wrong = 0;
+        for (int64_t j = 0; j < n; ++j)
+            for (int64_t i = 0; i < m; ++i) wrong += back[i + j * ld] != a[i + j * ld];
+        EXPECT_EQ(wrong, 0) << "repeat " << repeat;
+        device_->allocate(m, n, 8);  // the next round starts from fresh storage
+    }
+}
+
 // Reference laswp on a column-major copy: columns c0 .. c0+cols, k = k1 .. k2-1 in order.
 void reference_laswp(Vec& a, int64_t ld, int64_t c0, int64_t cols, int64_t k1, int64_t k2,
                      const std::vector<int>& ipiv) {

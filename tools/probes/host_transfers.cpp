@@ -1,0 +1,207 @@
+// What bounds moving a matrix between the caller's pageable memory and the GPU:
+// each stage of the bounce-buffer path timed alone, in GB/s (medians of 5).
+//   dma h2d / d2h      the copy engine between pinned memory and the device
+//   host in            pageable -> pinned, whole columns (an upload's host side)
+//   host out R         pinned -> pageable, R rows of each column (a gather's
+//                      host side: R = the rows a step makes final), non-temporal
+//                      stores or memcpy, over T OpenMP threads
+//   pageable h2d/d2h   cudaMemcpy on pageable memory (the driver's own staging)
+//   dma 2-D, host transposed   the copy engine and the host's side of a path
+//                      that would transpose on the host instead of in a kernel
+//                      (32 x 32 tiles: 10-12 GB/s, far too slow to pay)
+//   device upload / gather   tandem's own Device::upload of a block column and
+//                      Device::download of a row piece (the factorization's
+//                      shapes), every stage together, on the copy queue
+// The host matrix is n x n (--n, default 16384) and was written before the
+// measurement, as a caller's would be. Built with the CUDA backend as
+// build/bench/tandem-host-transfers.
+#include <cuda_runtime.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpu/cuda_device.hpp"
+#include "probe_check.hpp"
+#include "scheduler/streaming_copy.hpp"
+
+namespace {
+
+double median_seconds(const std::function<void()>& run) {
+    run();  // warm-up: first touches, the driver's first use of a buffer
+    std::vector<double> t;
+    for (int i = 0; i < 5; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        run();
+        t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(t.begin(), t.end());
+    return t[2];
+}
+
+void report(const std::string& what, double bytes, double seconds) {
+    std::printf("%-44s %8.2f ms %7.1f GB/s\n", what.c_str(), seconds * 1e3, bytes / seconds * 1e-9);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int64_t n = 16384;
+    for (int i = 1; i + 1 < argc; ++i)
+        if (std::string(argv[i]) == "--n") n = std::atoll(argv[i + 1]);
+    const int64_t block_cols = 1024;                 // a block column of the LU
+    const int64_t chunk = int64_t(4) << 20;          // floats in a bounce buffer (16 MiB)
+    const int64_t chunk_cols = chunk / n;
+    const double chunk_bytes = double(chunk) * sizeof(float);
+    std::printf("n = %lld, chunks of %lld columns (%.0f MiB), OpenMP threads %d\n", (long long)n,
+                (long long)chunk_cols, chunk_bytes / (1 << 20), omp_get_max_threads());
+
+    std::vector<float> a(size_t(n) * n);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n * n; ++i) a[size_t(i)] = float(i % 1000) * 1e-3f;
+    float *pinned = nullptr, *device = nullptr;
+    CHECK(cudaMallocHost(reinterpret_cast<void**>(&pinned), chunk * sizeof(float)));
+    CHECK(cudaMalloc(reinterpret_cast<void**>(&device), size_t(n) * block_cols * sizeof(float)));
+    cudaStream_t stream;
+    CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+    report("dma h2d pinned, 16 MiB", chunk_bytes, median_seconds([&] {
+               CHECK(cudaMemcpyAsync(device, pinned, chunk * sizeof(float), cudaMemcpyHostToDevice, stream));
+               CHECK(cudaStreamSynchronize(stream));
+           }));
+    report("dma d2h pinned, 16 MiB", chunk_bytes, median_seconds([&] {
+               CHECK(cudaMemcpyAsync(pinned, device, chunk * sizeof(float), cudaMemcpyDeviceToHost, stream));
+               CHECK(cudaStreamSynchronize(stream));
+           }));
+    const double block_bytes = double(n) * block_cols * sizeof(float);
+    report("pageable h2d, one block column", block_bytes, median_seconds([&] {
+               CHECK(cudaMemcpyAsync(device, a.data(), size_t(block_bytes), cudaMemcpyHostToDevice, stream));
+               CHECK(cudaStreamSynchronize(stream));
+           }));
+    report("pageable d2h, one block column", block_bytes, median_seconds([&] {
+               CHECK(cudaMemcpyAsync(a.data(), device, size_t(block_bytes), cudaMemcpyDeviceToHost, stream));
+               CHECK(cudaStreamSynchronize(stream));
+           }));
+
+    // The copy engine on the device's row-major storage: 1 KiB (256 floats) of
+    // each of n rows whose pitch is a block column's, the shape of a chunk
+    // that was transposed on the host instead of by a kernel.
+    const int64_t w = 256;
+    const double rows_bytes = double(n) * w * sizeof(float);
+    report("dma h2d 2-D, 1 KiB of each row", rows_bytes, median_seconds([&] {
+               CHECK(cudaMemcpy2DAsync(device, block_cols * sizeof(float), pinned, w * sizeof(float),
+                                       w * sizeof(float), n, cudaMemcpyHostToDevice, stream));
+               CHECK(cudaStreamSynchronize(stream));
+           }));
+    report("dma d2h 2-D, 1 KiB of each row", rows_bytes, median_seconds([&] {
+               CHECK(cudaMemcpy2DAsync(pinned, w * sizeof(float), device, block_cols * sizeof(float),
+                                       w * sizeof(float), n, cudaMemcpyDeviceToHost, stream));
+               CHECK(cudaStreamSynchronize(stream));
+           }));
+
+    const int most = omp_get_max_threads();
+    for (int threads : {most, std::max(1, most / 2)}) {
+        // An upload's host side transposing: w columns of A (column-major) into
+        // the pinned chunk as n rows of w (row-major), in 32 x 32 tiles.
+        int64_t next = 0;
+        report("host in, transposed, T=" + std::to_string(threads), rows_bytes, median_seconds([&] {
+                   const float* from = a.data() + (next++ % (n / w)) * w * n;
+#pragma omp parallel for schedule(static) num_threads(threads)
+                   for (int64_t r0 = 0; r0 < n; r0 += 32)
+                       for (int64_t c0 = 0; c0 < w; c0 += 32)
+                           for (int64_t c = c0; c < c0 + 32; ++c)
+                               for (int64_t r = r0; r < std::min(n, r0 + 32); ++r)
+                                   pinned[r * w + c] = from[c * n + r];
+               }));
+        // A gather's host side transposing: n rows of w (row-major, pinned) into
+        // w columns of A.
+        report("host out, transposed, T=" + std::to_string(threads), rows_bytes, median_seconds([&] {
+                   float* to = a.data() + (next++ % (n / w)) * w * n;
+#pragma omp parallel for collapse(2) schedule(static) num_threads(threads)
+                   for (int64_t c0 = 0; c0 < w; c0 += 32)
+                       for (int64_t r0 = 0; r0 < n; r0 += 32)
+                           for (int64_t r = r0; r < std::min(n, r0 + 32); ++r)
+                               for (int64_t c = c0; c < c0 + 32; ++c)
+                                   to[c * n + r] = pinned[r * w + c];
+               }));
+    }
+    for (int threads : {most, std::max(1, most / 2), std::max(1, most / 4)}) {
+        // An upload's host side: whole columns of A into the pinned chunk, the
+        // block columns in turn (a fresh part of A each time, as in a factorization).
+        int64_t next = 0;
+        report("host in, pageable -> pinned, T=" + std::to_string(threads), chunk_bytes, median_seconds([&] {
+                   const float* from = a.data() + (next++ % (n / chunk_cols)) * chunk_cols * n;
+#pragma omp parallel for schedule(static) num_threads(threads)
+                   for (int64_t j = 0; j < chunk_cols; ++j)
+                       std::memcpy(pinned + j * n, from + j * n, sizeof(float) * n);
+               }));
+        for (int64_t rows : {int64_t(256), int64_t(1024), n}) {
+            const int64_t cols = std::min<int64_t>(n, chunk / rows);
+            const double bytes = double(rows) * cols * sizeof(float);
+            for (bool streaming : {true, false}) {
+                int64_t piece = 0;
+                report("host out, " + std::to_string(rows) + " rows, " + (streaming ? "nt" : "memcpy") +
+                           ", T=" + std::to_string(threads),
+                       bytes, median_seconds([&] {
+                           // rows [r0, r0 + rows) of `cols` columns: a row piece of A
+                           const int64_t r0 = (piece++ * rows) % (n - rows + 1);
+                           float* to = a.data() + r0;
+#pragma omp parallel for schedule(static) num_threads(threads)
+                           for (int64_t j = 0; j < cols; ++j) {
+                               if (streaming)
+                                   tandem::copy_floats_streaming(to + j * n, pinned + j * rows, rows);
+                               else
+                                   std::memcpy(to + j * n, pinned + j * rows, sizeof(float) * rows);
+                           }
+                       }));
+            }
+        }
+    }
+    // What a parallel region costs when its threads have slept (the host
+    // waited on the device in between, as a gather's drains do).
+    {
+        std::vector<double> t;
+        for (int i = 0; i < 21; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            const auto start = std::chrono::steady_clock::now();
+#pragma omp parallel
+            { (void)omp_get_thread_num(); }
+            t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        }
+        std::sort(t.begin(), t.end());
+        std::printf("%-44s %8.3f ms\n", "empty parallel region after 2 ms asleep", t[10] * 1e3);
+    }
+    // The library's own path: every stage at once.
+    {
+        std::unique_ptr<tandem::gpu::CudaDevice> dev = tandem::gpu::make_cuda_device(0);
+        dev->allocate(n, 4 * block_cols, 1024);
+        int64_t next = 0;
+        report("device upload, a block column", block_bytes, median_seconds([&] {
+                   const int64_t b = next++ % 4;
+                   dev->upload(tandem::Queue::copy, a.data() + b * block_cols * n, n, 0, b * block_cols,
+                               n, block_cols);
+                   dev->synchronize();
+               }));
+        for (int64_t rows : {int64_t(256), int64_t(1024)}) {
+            const int64_t cols = std::min<int64_t>(4 * block_cols, chunk / rows);
+            report("device gather, " + std::to_string(rows) + " rows x " + std::to_string(cols) + " columns",
+                   double(rows) * cols * sizeof(float), median_seconds([&] {
+                       const int64_t r0 = (next++ * rows) % (n - rows + 1);
+                       dev->download(tandem::Queue::copy, a.data() + r0, n, r0, 0, rows, cols);
+                       dev->synchronize();
+                   }));
+        }
+    }
+    CHECK(cudaStreamDestroy(stream));
+    CHECK(cudaFree(device));
+    CHECK(cudaFreeHost(pinned));
+    return 0;
+}
