@@ -38,10 +38,18 @@ bool verbose() {
 // TANDEM_VERBOSE is off): one a thread, reused, so that its strings keep their
 // room and a small call allocates nothing for its text. No call of tandem runs
 // inside another on one thread (the LAPACK drop-in passes those to LAPACK), and
-// nothing reads it, so sharing it between calls is harmless.
-Report& unread_report() {
-    thread_local Report report;
-    return report;
+// nothing reads it, so sharing it between calls is harmless. Null once the
+// thread's storage is being destroyed (a call from a thread_local's or a static
+// destructor): the flag is a plain bool, which outlives every destructor.
+thread_local bool unread_report_destroyed = false;
+struct UnreadReport {
+    Report report;
+    ~UnreadReport() { unread_report_destroyed = true; }
+};
+Report* unread_report() {
+    if (unread_report_destroyed) return nullptr;
+    thread_local UnreadReport holder;
+    return &holder.report;
 }
 
 // Report for the call: the caller's, or one of tandem's when the caller passed
@@ -52,7 +60,7 @@ class CallReport {
 public:
     CallReport(Report* caller, const char* routine, int m, int n, int nrhs = -1)
         : verbose_(verbose()),
-          report_(caller ? *caller : verbose_ ? local_ : unread_report()),
+          report_(caller ? *caller : verbose_ || !unread_report() ? local_ : *unread_report()),
           routine_(routine), m_(m), n_(n), nrhs_(nrhs) {
         report_ = Report{};  // a reused Report keeps its strings' room for this call's text
     }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -276,6 +277,41 @@ std::vector<BackendCase> host_cases() {
 
 INSTANTIATE_TEST_SUITE_P(Api, GetrfHostU12Paths, testing::ValuesIn(host_cases()),
                          [](const auto& p) { return p.param.name(); });
+
+// A call with no Report as a thread ends, from a thread_local's destructor that
+// runs after tandem's own per-thread storage is gone (the object is built
+// before the thread's first call, so it is destroyed after): the same factors
+// and info as any call. Touching the destroyed storage would be a write to
+// freed memory, which AddressSanitizer reports (tools/sanitize.sh).
+struct FactorsAtThreadExit {
+    std::vector<float>* a = nullptr;
+    std::vector<int>* ipiv = nullptr;
+    int* info = nullptr;
+    ~FactorsAtThreadExit() {
+        if (a) *info = sgetrf(8, 8, a->data(), 8, ipiv->data());
+    }
+};
+
+TEST(ApiGetrf, CallWithoutReportAsItsThreadEnds) {
+    const int n = 8;
+    const std::vector<float> original = make_matrix(n, n, n, MatrixKind::random, test_seed());
+    std::vector<float> a = original;
+    std::vector<int> ipiv(n, 0);
+    int info = -99;
+    std::thread([&] {
+        thread_local FactorsAtThreadExit at_exit;
+        std::vector<float> first = original;
+        std::vector<int> first_ipiv(n);
+        EXPECT_EQ(sgetrf(n, n, first.data(), n, first_ipiv.data()), 0);
+        at_exit.a = &a;
+        at_exit.ipiv = &ipiv;
+        at_exit.info = &info;
+    }).join();
+    const LapackFactors expected = lapack_getrf(n, n, original, n);
+    EXPECT_EQ(info, expected.info);
+    EXPECT_EQ(ipiv, expected.ipiv);
+    EXPECT_EQ(first_bit_difference(a, expected.lu), -1);
+}
 
 }  // namespace
 }  // namespace tandem::test
