@@ -40,7 +40,7 @@ uintptr_t heap_start() {
 bool in_brk_heap(const void* pointer) {
     const uintptr_t start = heap_start();
     if (start == 0 || pointer == nullptr) return false;
-    // sbrk(0) returns the break glibc keeps (no system call); (void*)-1 on failure.
+    // sbrk(0): the current break (glibc answers from its own copy); (void*)-1 on failure.
     const void* end = sbrk(0);
     if (end == reinterpret_cast<void*>(-1)) return false;
     const uintptr_t address = reinterpret_cast<uintptr_t>(pointer);

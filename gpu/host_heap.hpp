@@ -12,7 +12,7 @@ namespace tandem::gpu {
 // CUDA driver's memory (device, managed, or pinned by cudaHostAlloc) is all
 // mapped, so such a pointer is ordinary host memory (perhaps registered with
 // cudaHostRegister, which leaves it host memory). False when the heap's start
-// cannot be read (/proc/self/stat, Linux 3.5 on), for memory served by mmap
+// cannot be read (/proc/self/stat, Linux 3.3 on), for memory served by mmap
 // (large blocks, other threads' arenas, stacks) and under allocators that do
 // not use brk: those pointers go to CUDA as before.
 bool in_brk_heap(const void* pointer);

@@ -189,7 +189,7 @@ void copy_row_major_to_host(const float* src, int64_t ld_src, int64_t rows, int6
 void copy_host_to_columns(const float* host, int64_t ldh, int64_t rows, int64_t cols, float* dst,
                           int64_t ld_dst, BounceBuffers& bounce, cudaStream_t stream) {
     if (rows <= 0 || cols <= 0) return;
-    // No staging: a chunk is as wide as the bounce buffers allow, the whole block without them.
+    // No staging: through the bounce buffers in their chunks, else the whole block at once.
     const HostSide side = host_side(host, rows, cols, std::max(rows * cols, rows), bounce);
     upload_in_chunks(host, ldh, rows, cols, side.chunk, side.bounced, bounce, stream,
                      [&](int64_t j, int64_t width, const float* source, int64_t source_ld) {

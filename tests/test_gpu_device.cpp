@@ -7,13 +7,19 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <random>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
+#include "gpu/bounce_buffers.hpp"
 #include "gpu/panel_leaf.hpp"
 #include "gpu/swap_rows.hpp"
+#include "gpu/transfer.hpp"
+#include "scheduler/gpu_backend.hpp"
 #include "tests/gpu_device_fixture.hpp"
 
 namespace tandem::test {
@@ -97,34 +103,49 @@ TEST_F(GpuDevice, UploadDownloadInChunksPageableAndPinned) {
         }
 }
 
-// Copies cut into chunks of different sizes, one right after another with no
-// wait between them: an upload returns while the copy engine still reads the
-// bounce buffers' slots, and the next copy, cut differently, must not write
-// into them before it is done.
-TEST_F(GpuDevice, PageableCopiesOfDifferentShapesBackToBack) {
-    SCOPED_TRACE(seed_note());
-    const int64_t m = 6000, n = 1200, ld = m + 1;
-    device_->allocate(m, n, 8);
-    const Vec a = random(ld * n);
-    // Row blocks of A in turn, each cut into chunks of another size than the one before.
-    const std::vector<int64_t> heights = {2500, 700, 1800, 1000};
-    for (int repeat = 0; repeat < 3; ++repeat) {
-        for (int64_t r0 = 0, b = repeat; r0 < m; r0 += heights[b++ % heights.size()]) {
-            const int64_t h = std::min(heights[b % heights.size()], m - r0);
-            device_->upload(Queue::copy, a.data() + r0, ld, r0, 0, h, n);
+// Pageable copies through the bounce buffers' ring, one right after another,
+// each cut into chunks of another size, on a stream held up by a host function
+// before each first copy: a copy of at most eight chunks then returns with all
+// of them still to be read by the copy engine, and the next copy, cut into
+// larger slots that overlap several of those, must wait for them (and
+// not only for the slot of the same index) before its host side writes.
+void CUDART_CB hold_up_stream(void*) { std::this_thread::sleep_for(std::chrono::milliseconds(20)); }
+
+TEST(GpuTransfer, RingSlotsWaitForTheCopyEngineWhenCutDifferently) {
+    if (gpu::device_count() == 0) GTEST_SKIP() << "no usable CUDA device: " << gpu::unavailable_reason();
+    const int64_t m = 3200, n = 1200, ld = m + 1;
+    std::mt19937_64 rng(test_seed());
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    Vec a(ld * n);
+    for (float& x : a) x = uniform(rng);
+    cudaStream_t stream = nullptr;
+    float *storage = nullptr, *staging = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&storage, sizeof(float) * m * n), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&staging, sizeof(float) * m * 256), cudaSuccess);
+    const gpu::Staging stage{staging, m * 256};
+    gpu::BounceBuffers bounce;
+    // 700 rows: four chunks of 374 columns; 2500 rows: eight of 150 (larger slots).
+    const int64_t heights[] = {700, 2500};
+    for (int repeat = 0; repeat < 4; ++repeat) {
+        ASSERT_EQ(cudaLaunchHostFunc(stream, hold_up_stream, nullptr), cudaSuccess);
+        for (int64_t r0 = 0, b = 0; r0 < m; r0 += heights[b++ % 2]) {
+            const int64_t h = std::min(heights[b % 2], m - r0);
+            gpu::copy_host_to_row_major(a.data() + r0, ld, h, n, storage + r0 * n, n, stage, bounce, stream);
         }
         Vec back(ld * n, kNaN);
-        for (int64_t r0 = 0, b = repeat + 1; r0 < m; r0 += heights[b++ % heights.size()]) {
-            const int64_t h = std::min(heights[b % heights.size()], m - r0);
-            device_->download(Queue::copy, back.data() + r0, ld, r0, 0, h, n);
-        }
-        device_->synchronize();
+        gpu::copy_row_major_to_host(storage, n, m, n, back.data(), ld, stage, bounce, stream);
+        ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
         int64_t wrong = 0;
         for (int64_t j = 0; j < n; ++j)
             for (int64_t i = 0; i < m; ++i) wrong += back[i + j * ld] != a[i + j * ld];
         EXPECT_EQ(wrong, 0) << "repeat " << repeat;
-        device_->allocate(m, n, 8);  // the next round starts from fresh storage
+        ASSERT_EQ(cudaMemsetAsync(storage, 0, sizeof(float) * m * n, stream), cudaSuccess);
     }
+    bounce.release();
+    EXPECT_EQ(cudaFree(staging), cudaSuccess);
+    EXPECT_EQ(cudaFree(storage), cudaSuccess);
+    EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
 // Reference laswp on a column-major copy: columns c0 .. c0+cols, k = k1 .. k2-1 in order.
