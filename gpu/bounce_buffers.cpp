@@ -9,10 +9,11 @@
 
 namespace tandem::gpu {
 
-void BounceBuffers::begin(int64_t slot_floats) {
-    if (slot_floats <= 0 || slot_floats > kMaxSlotFloats)
-        throw Error(TANDEM_ERROR_INTERNAL, "bounce buffers: a slot of " + std::to_string(slot_floats) +
+void BounceBuffers::begin(int64_t chunk_floats) {
+    if (chunk_floats <= 0 || chunk_floats > kMaxSlotFloats)
+        throw Error(TANDEM_ERROR_INTERNAL, "bounce buffers: a chunk of " + std::to_string(chunk_floats) +
                                                " floats (at most " + std::to_string(kMaxSlotFloats) + ")");
+    const int64_t slot_floats = std::max(chunk_floats, kSlotFloats);
     if (slot_floats == slot_floats_) return;
     for (cudaEvent_t e : released_) TANDEM_CUDA_CHECK(cudaEventSynchronize(e));
     slot_floats_ = slot_floats;

@@ -23,6 +23,9 @@ public:
     // The largest slot: two slots at least, so that the host and the copy
     // engine can work at the same time.
     static constexpr int64_t kMaxSlotFloats = kCapacity / 2;
+    // The usual slot: every chunk of up to 4 MiB, so that copies of blocks of
+    // different shapes one after another keep one cut and never wait.
+    static constexpr int64_t kSlotFloats = kCapacity / kMaxSlots;
 
     BounceBuffers() = default;
     ~BounceBuffers() { release(); }
@@ -33,11 +36,14 @@ public:
     void ensure();
     void release() noexcept;
 
-    // A copy in chunks of at most `slot_floats` (at most kMaxSlotFloats)
-    // begins: the ring is cut into slots of that size. A copy cut differently
-    // from the one before it first waits until the copy engine is done with
-    // the whole ring (an upload returns while its last slots are still read).
-    void begin(int64_t slot_floats);
+    // A copy in chunks of at most `chunk_floats` (at most kMaxSlotFloats)
+    // begins. The ring is cut into kMaxSlots slots of kSlotFloats, or for a
+    // chunk larger than that (one column of more than kSlotFloats rows) into
+    // slots of the chunk's size. A copy cut differently from the one before it
+    // first waits until the copy engine is done with the whole ring: an upload
+    // returns while its last slots are still being read, and a slot of the new
+    // cut may overlap several of the old.
+    void begin(int64_t chunk_floats);
     int slots() const { return slots_; }
     // Chunk i of the copy: its slot, and the event recorded on the stream after
     // the copy engine's last use of that slot (the host synchronizes on it

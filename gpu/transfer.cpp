@@ -27,10 +27,10 @@ int64_t chunk_columns(int64_t capacity, int64_t rows) {
 // Columns per chunk of a copy through the bounce buffers: an eighth of the
 // block, so that even a small block is a pipeline of several chunks, between
 // 1 MiB (each chunk costs a few launches, an event and a parallel region: some
-// 10 us) and 4 MiB (the ring's eight slots then hold 32 MiB in flight), at most
-// a slot and what `capacity` (a staging buffer) holds.
+// 10 us) and a slot, 4 MiB (the ring's eight slots then hold 32 MiB in
+// flight), at least a column, at most what `capacity` (a staging buffer) holds.
 int64_t bounce_chunk_columns(int64_t rows, int64_t cols, int64_t capacity) {
-    constexpr int64_t kLeastFloats = int64_t(1) << 18, kMostFloats = int64_t(1) << 20;
+    constexpr int64_t kLeastFloats = int64_t(1) << 18, kMostFloats = BounceBuffers::kSlotFloats;
     const int64_t chunk_floats = std::clamp(rows * cols / 8, kLeastFloats, kMostFloats);
     const int64_t most = chunk_columns(std::min(capacity, BounceBuffers::kMaxSlotFloats), rows);
     return std::clamp(chunk_floats / rows, int64_t(1), most);
@@ -79,7 +79,7 @@ void copy_columns(const float* from, int64_t ld_from, float* to, int64_t ld_to, 
 template <class Send>
 void upload_in_chunks(const float* host, int64_t ldh, int64_t rows, int64_t cols, int64_t chunk,
                       bool bounced, BounceBuffers& bounce, cudaStream_t stream, Send&& send) {
-    if (bounced) bounce.begin(rows * chunk);
+    if (bounced) bounce.begin(rows * chunk);  // see BounceBuffers::begin: one cut for all but the tallest blocks
     for (int64_t j = 0, i = 0; j < cols; j += chunk, ++i) {
         const int64_t width = std::min(chunk, cols - j);
         const float* source = host + j * ldh;

@@ -104,45 +104,56 @@ TEST_F(GpuDevice, UploadDownloadInChunksPageableAndPinned) {
 }
 
 // Pageable copies through the bounce buffers' ring, one right after another,
-// each cut into chunks of another size, on a stream held up by a host function
-// before each first copy: a copy of at most eight chunks then returns with all
-// of them still to be read by the copy engine, and the next copy, cut into
-// larger slots that overlap several of those, must wait for them (and
-// not only for the slot of the same index) before its host side writes.
+// on a stream held up by a host function before each, so that the copy engine
+// reads nothing of a copy until the host has issued all of it: a copy of more
+// chunks than the ring has slots must wait for its own earlier chunks before
+// it refills a slot (the 2500-row block: 13 chunks in 8 slots), and every copy
+// returns with its last chunks still to be read. Blocks of up to 1M rows share
+// one cut of the ring into slots; a taller block's columns take slots of their
+// own size, each overlapping two of the usual ones, so that copy and the one
+// after it wait for the whole ring before their host side writes (a race
+// there would need a host faster than the copy engine: it is not provoked).
 void CUDART_CB hold_up_stream(void*) { std::this_thread::sleep_for(std::chrono::milliseconds(20)); }
 
 TEST(GpuTransfer, RingSlotsWaitForTheCopyEngineWhenCutDifferently) {
     if (gpu::device_count() == 0) GTEST_SKIP() << "no usable CUDA device: " << gpu::unavailable_reason();
-    const int64_t m = 3200, n = 1200, ld = m + 1;
+    const int64_t m = 3200, n = 4000, ld = m + 1;  // blocks of 700 and 2500 rows
+    const int64_t tall = 1200000, tall_cols = 3;    // one column a chunk, 1.2M floats
     std::mt19937_64 rng(test_seed());
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-    Vec a(ld * n);
+    Vec a(ld * n), t(tall * tall_cols);
     for (float& x : a) x = uniform(rng);
+    for (float& x : t) x = uniform(rng);
     cudaStream_t stream = nullptr;
-    float *storage = nullptr, *staging = nullptr;
+    float *storage = nullptr, *staging = nullptr, *tall_storage = nullptr;
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
     ASSERT_EQ(cudaMalloc(&storage, sizeof(float) * m * n), cudaSuccess);
     ASSERT_EQ(cudaMalloc(&staging, sizeof(float) * m * 256), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&tall_storage, sizeof(float) * tall * tall_cols), cudaSuccess);
     const gpu::Staging stage{staging, m * 256};
     gpu::BounceBuffers bounce;
-    // 700 rows: four chunks of 374 columns; 2500 rows: eight of 150 (larger slots).
-    const int64_t heights[] = {700, 2500};
     for (int repeat = 0; repeat < 4; ++repeat) {
         ASSERT_EQ(cudaLaunchHostFunc(stream, hold_up_stream, nullptr), cudaSuccess);
-        for (int64_t r0 = 0, b = 0; r0 < m; r0 += heights[b++ % 2]) {
-            const int64_t h = std::min(heights[b % 2], m - r0);
-            gpu::copy_host_to_row_major(a.data() + r0, ld, h, n, storage + r0 * n, n, stage, bounce, stream);
-        }
-        Vec back(ld * n, kNaN);
+        gpu::copy_host_to_row_major(a.data(), ld, 700, n, storage, n, stage, bounce, stream);
+        ASSERT_EQ(cudaLaunchHostFunc(stream, hold_up_stream, nullptr), cudaSuccess);
+        gpu::copy_host_to_columns(t.data(), tall, tall, tall_cols, tall_storage, tall, bounce, stream);
+        ASSERT_EQ(cudaLaunchHostFunc(stream, hold_up_stream, nullptr), cudaSuccess);
+        gpu::copy_host_to_row_major(a.data() + 700, ld, m - 700, n, storage + 700 * n, n, stage, bounce,
+                                    stream);
+        Vec back(ld * n, kNaN), tall_back(tall * tall_cols, kNaN);
         gpu::copy_row_major_to_host(storage, n, m, n, back.data(), ld, stage, bounce, stream);
+        gpu::copy_columns_to_host(tall_storage, tall, tall, tall_cols, tall_back.data(), tall, bounce, stream);
         ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
         int64_t wrong = 0;
         for (int64_t j = 0; j < n; ++j)
             for (int64_t i = 0; i < m; ++i) wrong += back[i + j * ld] != a[i + j * ld];
+        for (int64_t i = 0; i < tall * tall_cols; ++i) wrong += tall_back[i] != t[i];
         EXPECT_EQ(wrong, 0) << "repeat " << repeat;
         ASSERT_EQ(cudaMemsetAsync(storage, 0, sizeof(float) * m * n, stream), cudaSuccess);
+        ASSERT_EQ(cudaMemsetAsync(tall_storage, 0, sizeof(float) * tall * tall_cols, stream), cudaSuccess);
     }
     bounce.release();
+    EXPECT_EQ(cudaFree(tall_storage), cudaSuccess);
     EXPECT_EQ(cudaFree(staging), cudaSuccess);
     EXPECT_EQ(cudaFree(storage), cudaSuccess);
     EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
