@@ -2,6 +2,7 @@
 
 #include "src/model_cache.hpp"
 
+#include <array>
 #include <cctype>
 #include <cstdlib>
 #include <string>
@@ -52,14 +53,15 @@ const char* cpu_path_note() {
     return note.c_str();
 }
 
+// The note when TANDEM_BACKEND chose, made once for each backend.
 const char* environment_note(Backend backend) {
-    switch (backend) {
-        case Backend::cpu: return "TANDEM_BACKEND selected cpu";
-        case Backend::gpu: return "TANDEM_BACKEND selected gpu";
-        case Backend::host: return "TANDEM_BACKEND selected host";
-        case Backend::automatic: break;
-    }
-    return "TANDEM_BACKEND selected auto";
+    static const std::array<std::string, 4> notes = [] {
+        std::array<std::string, 4> made;
+        for (const Backend b : {Backend::automatic, Backend::cpu, Backend::gpu, Backend::host})
+            made[static_cast<size_t>(b)] = std::string("TANDEM_BACKEND selected ") + backend_name(b);
+        return made;
+    }();
+    return notes[static_cast<size_t>(backend)].c_str();
 }
 
 }  // namespace
@@ -144,8 +146,9 @@ DeviceLease::DeviceLease(const BackendChoice& choice) {
         for (auto& device : owned_) devices_.push_back(device.get());
     } else if (choice.backend == Backend::gpu) {
         lock_ = gpu::lock_devices();
+        cache_dir_ = resolve_cache_dir(choice.cache_dir);
         const gpu::GpuSettings settings{choice.gemm, choice.update_precision, choice.device_panel,
-                                        resolve_cache_dir(choice.cache_dir)};
+                                        cache_dir_};
         for (int d = choice.first_device; d < choice.first_device + choice.num_devices; ++d)
             devices_.push_back(&gpu::kept_device(d, settings));
     }

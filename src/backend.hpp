@@ -55,11 +55,15 @@ public:
     DeviceLease& operator=(const DeviceLease&) = delete;
 
     const std::vector<Device*>& devices() const { return devices_; }
+    // The GPU backend's cache directory, resolved once for the call (tuning
+    // tables and the performance model); "" for host devices.
+    const std::string& cache_dir() const { return cache_dir_; }
 
 private:
     std::unique_lock<std::mutex> lock_;
     std::vector<std::unique_ptr<Device>> owned_;  // host devices of this call
     std::vector<Device*> devices_;
+    std::string cache_dir_;
 };
 
 }  // namespace tandem::detail

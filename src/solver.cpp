@@ -6,7 +6,6 @@
 #include <string>
 
 #include "scheduler/blocking_plan.hpp"
-#include "scheduler/cache_file.hpp"
 #include "scheduler/cpu_backend.hpp"
 #include "scheduler/step_planner.hpp"
 #include "src/model_cache.hpp"
@@ -102,15 +101,13 @@ int64_t Solver::cpu_crossover() {
                               static_cast<int>(choice_.device_panel), static_cast<int>(choice_.gemm)};
     const int64_t known = known_cpu_crossover(key);
     if (known >= 0) return known;
-    if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
-    const int64_t crossover = model_for(*lease_->devices()[0], method).model.cpu_crossover_n();
+    const int64_t crossover = model_for(*lease().devices()[0], method).model.cpu_crossover_n();
     remember_cpu_crossover(key, crossover);
     return crossover;
 }
 
 ModelSource Solver::model_for(Device& device, PanelMethod method) {
-    ModelSource source =
-        machine_model(device, method, resolve_cache_dir(choice_.cache_dir), false, {}, true);
+    ModelSource source = machine_model(device, method, lease().cache_dir(), false, {}, true);
     if (source.origin.rfind("calibrated", 0) == 0) calibrated_ = source.origin;
     return source;
 }
@@ -158,8 +155,7 @@ bool Solver::factors_on_cpu(int64_t m, int64_t n) {
 }
 
 Device& Solver::first_device() {
-    if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
-    if (lease_->devices().empty())
+    if (lease().devices().empty())
         throw Error(TANDEM_ERROR_INTERNAL, "tandem: backend cpu has no device");
     return *lease_->devices()[0];
 }
@@ -181,8 +177,7 @@ std::string Solver::describe_plan(int64_t m, int64_t n) {
             return std::string("backend cpu: ") + lapack_name() + " sgetrf (" + below + ")\n";
         }
     }
-    if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
-    const std::vector<Device*>& devices = lease_->devices();
+    const std::vector<Device*>& devices = lease().devices();
     std::string plan;
     hybrid_settings(m, n, devices, plan);
     return std::string("backend ") + backend_name(choice_.backend) + " on " +
@@ -231,8 +226,7 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
                 report.message = "automatic: the GPU";
         }
         try {
-            if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
-            const std::vector<Device*>& devices = lease_->devices();
+            const std::vector<Device*>& devices = lease().devices();
             const HybridSettings settings = hybrid_settings(m, n, devices, report.plan);
             note_calibration(report);
             report.backend = choice_.backend;
@@ -317,8 +311,7 @@ int Solver::factor_in_device_memory(int64_t m, int64_t n, float* a, int64_t lda,
     factored_ = true;
     if (m == 0 || n == 0) return 0;
     try {
-        if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
-        const std::vector<Device*>& devices = lease_->devices();
+        const std::vector<Device*>& devices = lease().devices();
         HybridSettings settings = hybrid_settings(m, n, devices, report.plan);
         note_calibration(report);
         report.device = devices_name(devices);
@@ -354,8 +347,7 @@ void Solver::solve_in_device_memory(char trans, int64_t n, int64_t nrhs, const f
                      ipiv, b, static_cast<int>(ldb));
         return;
     }
-    if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
-    Device& device = *lease_->devices()[0];
+    Device& device = *lease().devices()[0];
     if (!factored_) report.device = device.name();
     try {
         device.solve_column_major(trans, n, nrhs, a, lda, ipiv, b, ldb);
@@ -413,8 +405,7 @@ void Solver::solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t 
         return;
     }
     try {
-        if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
-        Device& device = *lease_->devices()[0];
+        Device& device = *lease().devices()[0];
         if (!factored_) {
             report.backend = choice_.backend;
             report.device = device.name();

@@ -87,9 +87,15 @@ private:
     bool automatic_may_take_cpu() const;
     // An out-of-memory error that the options let tandem answer on the CPU.
     bool may_fall_back(const Error& e) const;
-    // The machine's model for devices[0] (machine_model), remembering whether
-    // this call calibrated it; note_calibration adds that to the report's message.
+    // The machine's model for the lease's devices[0] (machine_model, with the
+    // lease's cache directory), remembering whether this call calibrated it;
+    // note_calibration adds that to the report's message.
     ModelSource model_for(Device& device, PanelMethod method);
+    // The call's devices, leased on first use (released by release_devices).
+    DeviceLease& lease() {
+        if (!lease_) lease_ = std::make_unique<DeviceLease>(choice_);
+        return *lease_;
+    }
     void note_calibration(Report& report) const;
 
     Options options_;
