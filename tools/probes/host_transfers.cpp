@@ -9,9 +9,18 @@
 //   dma 2-D, host transposed   the copy engine and the host's side of a path
 //                      that would transpose on the host instead of in a kernel
 //                      (32 x 32 tiles: 10-12 GB/s, far too slow to pay)
+//   pipeline           an upload's stages in the probe's own ring (8 pinned
+//                      slots, as the library's): host stores plain or
+//                      non-temporal, T threads, the transposing kernel left
+//                      out, on the copy queue, or on a queue of its own with
+//                      a device staging buffer per slot
+//   contention         the copy engine and the host's copy at once, on
+//                      separate memory
 //   device upload / gather   tandem's own Device::upload of a block column and
 //                      Device::download of a row piece (the factorization's
-//                      shapes), every stage together, on the copy queue
+//                      shapes), every stage together, on the copy queue; the
+//                      upload also from a thread of its own (with its own
+//                      OpenMP team beside the main thread's)
 // The host matrix is n x n (--n, default 16384) and was written before the
 // measurement, as a caller's would be. Built with the CUDA backend as
 // build/bench/tandem-host-transfers.
@@ -30,6 +39,7 @@
 #include <vector>
 
 #include "gpu/cuda_device.hpp"
+#include "gpu/transpose.hpp"
 #include "probe_check.hpp"
 #include "scheduler/streaming_copy.hpp"
 
@@ -167,6 +177,115 @@ int main(int argc, char** argv) {
             }
         }
     }
+    // An upload's pipeline, its parts weighed one at a time: a block column
+    // (n x block_cols) in chunks of `cols` columns through 8 pinned slots.
+    {
+        constexpr int kSlots = 8;
+        float *ring = nullptr, *staging = nullptr, *combined = nullptr;
+        CHECK(cudaMallocHost(reinterpret_cast<void**>(&ring), kSlots * chunk * sizeof(float)));
+        CHECK(cudaHostAlloc(reinterpret_cast<void**>(&combined), kSlots * chunk * sizeof(float),
+                            cudaHostAllocWriteCombined));
+        CHECK(cudaMalloc(reinterpret_cast<void**>(&staging), kSlots * chunk * sizeof(float)));
+        cudaStream_t side;
+        CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+        cudaEvent_t released[kSlots], copied[kSlots], transposed[kSlots];
+        for (int s = 0; s < kSlots; ++s) {
+            CHECK(cudaEventCreateWithFlags(&released[s], cudaEventDisableTiming));
+            CHECK(cudaEventCreateWithFlags(&copied[s], cudaEventDisableTiming));
+            CHECK(cudaEventCreateWithFlags(&transposed[s], cudaEventDisableTiming));
+            CHECK(cudaEventRecord(released[s], stream));
+            CHECK(cudaEventRecord(transposed[s], side));
+        }
+        enum class Transposes { none, same_queue, own_queue };
+        int64_t next = 0;
+        float* slots_memory = ring;
+        auto upload = [&](bool nt, int threads, Transposes where, int64_t cols) {
+            const float* from = a.data() + (next++ % (n / block_cols)) * block_cols * n;
+            for (int64_t j = 0, i = 0; j < block_cols; j += cols, ++i) {
+                const int s = int(i % kSlots);
+                float* slot = slots_memory + s * chunk;
+                float* stage = staging + (where == Transposes::own_queue ? s * chunk : 0);
+                CHECK(cudaEventSynchronize(released[s]));
+#pragma omp parallel for schedule(static) num_threads(threads)
+                for (int64_t c = 0; c < cols; ++c) {
+                    if (nt)
+                        tandem::copy_floats_streaming(slot + c * n, from + (j + c) * n, n);
+                    else
+                        std::memcpy(slot + c * n, from + (j + c) * n, sizeof(float) * n);
+                }
+                if (where == Transposes::own_queue) CHECK(cudaStreamWaitEvent(stream, transposed[s]));
+                CHECK(cudaMemcpyAsync(stage, slot, sizeof(float) * n * cols, cudaMemcpyHostToDevice, stream));
+                CHECK(cudaEventRecord(released[s], stream));
+                if (where == Transposes::same_queue) {
+                    tandem::gpu::transpose(stage, n, n, cols, device + j, block_cols, stream);
+                } else if (where == Transposes::own_queue) {
+                    CHECK(cudaEventRecord(copied[s], stream));
+                    CHECK(cudaStreamWaitEvent(side, copied[s]));
+                    tandem::gpu::transpose(stage, n, n, cols, device + j, block_cols, side);
+                    CHECK(cudaEventRecord(transposed[s], side));
+                }
+            }
+            CHECK(cudaStreamSynchronize(stream));
+            CHECK(cudaStreamSynchronize(side));
+        };
+        const char* names[] = {"no transposes", "transposes on the copy queue", "transposes on their own queue"};
+        for (int64_t cols : {chunk_cols / 4, chunk_cols / 16})
+            for (int threads : {most, std::max(1, most / 2)})
+                for (bool nt : {false, true})
+                    for (Transposes where : {Transposes::none, Transposes::same_queue, Transposes::own_queue})
+                        report("pipeline " + std::to_string(cols * n * 4 >> 20) + " MiB, T=" +
+                                   std::to_string(threads) + (nt ? ", nt, " : ", plain, ") +
+                                   names[int(where)],
+                               block_bytes, median_seconds([&] { upload(nt, threads, where, cols); }));
+        slots_memory = combined;
+        for (int threads : {most, std::max(1, most / 2)})
+            for (bool nt : {false, true})
+                report("pipeline 4 MiB, write-combined slots, T=" + std::to_string(threads) +
+                           (nt ? ", nt, " : ", plain, ") + names[int(Transposes::own_queue)],
+                       block_bytes, median_seconds([&] { upload(nt, threads, Transposes::own_queue, chunk_cols / 4); }));
+        slots_memory = ring;
+        // The copy engine and the host's copies at the same time on separate
+        // memory: does either slow the other?
+        std::vector<float> scratch(size_t(n) * block_cols);
+        auto dma_block = [&] {
+            for (int64_t i = 0; i < block_cols / chunk_cols * 4; ++i)
+                CHECK(cudaMemcpyAsync(device + (i % kSlots) * (chunk / 4), ring + (i % kSlots) * (chunk / 4),
+                                      sizeof(float) * chunk / 4, cudaMemcpyHostToDevice, stream));
+        };
+        auto host_block = [&](int threads) {
+            const float* from = a.data() + (next++ % (n / block_cols)) * block_cols * n;
+#pragma omp parallel for schedule(static) num_threads(threads)
+            for (int64_t c = 0; c < block_cols; ++c)
+                std::memcpy(scratch.data() + c * n, from + c * n, sizeof(float) * n);
+        };
+        report("contention: dma alone, 16 x 4 MiB", block_bytes, median_seconds([&] {
+                   dma_block();
+                   CHECK(cudaStreamSynchronize(stream));
+               }));
+        for (int threads : {most, std::max(1, most / 2)}) {
+            report("contention: host alone, T=" + std::to_string(threads), block_bytes,
+                   median_seconds([&] { host_block(threads); }));
+            double host_seconds = 0;
+            const double both = median_seconds([&] {
+                dma_block();
+                const auto start = std::chrono::steady_clock::now();
+                host_block(threads);
+                host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+                CHECK(cudaStreamSynchronize(stream));
+            });
+            report("contention: dma + host together, T=" + std::to_string(threads), 2 * block_bytes, both);
+            report("contention:   of which the host's copy (last)", block_bytes, host_seconds);
+        }
+        for (int s = 0; s < kSlots; ++s) {
+            CHECK(cudaEventDestroy(released[s]));
+            CHECK(cudaEventDestroy(copied[s]));
+            CHECK(cudaEventDestroy(transposed[s]));
+        }
+        CHECK(cudaStreamDestroy(side));
+        CHECK(cudaFree(staging));
+        CHECK(cudaFreeHost(ring));
+        CHECK(cudaFreeHost(combined));
+    }
     // What a parallel region costs when its threads have slept (the host
     // waited on the device in between, as a gather's drains do).
     {
@@ -192,6 +311,26 @@ int main(int argc, char** argv) {
                                n, block_cols);
                    dev->synchronize();
                }));
+        // The same from a thread of its own, as an upload thread would: each
+        // block column in turn, timed one by one (the first pays for the
+        // thread's OpenMP team).
+        for (int threads : {most, std::max(1, most / 2)}) {
+            std::vector<double> t;
+            std::thread feeder([&] {
+                omp_set_num_threads(threads);
+                for (int64_t b = 0; b < 4; ++b) {
+                    const auto start = std::chrono::steady_clock::now();
+                    dev->upload(tandem::Queue::copy, a.data() + b * block_cols * n, n, 0, b * block_cols, n,
+                                block_cols);
+                    dev->synchronize();
+                    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+                }
+            });
+            feeder.join();
+            for (size_t b = 0; b < t.size(); ++b)
+                report("device upload on a new thread, T=" + std::to_string(threads) + ", block " + std::to_string(b),
+                       block_bytes, t[b]);
+        }
         for (int64_t rows : {int64_t(256), int64_t(1024)}) {
             const int64_t cols = std::min<int64_t>(4 * block_cols, chunk / rows);
             report("device gather, " + std::to_string(rows) + " rows x " + std::to_string(cols) + " columns",
