@@ -4,7 +4,8 @@
 // as they were, or the error says that A is partially overwritten (the factors
 // are copied out while the steps run). The devices work again afterwards.
 // And the process-wide state a factorization may change while it runs
-// (OpenBLAS's thread count), observed from inside the device operations.
+// (OpenBLAS's thread count), observed from inside the device operations. One
+// route's device says its work is never done, as a busy GPU would.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -114,7 +115,7 @@ public:
     Event record(Queue q) override { return inner_->record(q); }
     void wait(Queue q, Event e) override { inner_->wait(q, e); }
     void synchronize(Event e) override { inner_->synchronize(e); }
-    bool query(Event e) override { return inner_->query(e); }
+    bool query(Event e) override { return !busy && inner_->query(e); }
     void synchronize() override { inner_->synchronize(); }
     double seconds_at(Event e) override { return inner_->seconds_at(e); }
 
@@ -124,6 +125,10 @@ public:
     std::function<void(const char*)> observer;
     // Makes the device another kind of device to the model cache.
     std::string fingerprint_suffix;
+    // Every query() says "not yet", as a GPU's would while it computes: the
+    // host then uploads every block it can while it waits for a panel, and
+    // copies the factors out only at the end.
+    bool busy = false;
 
 private:
     void fault(const char* op) {
@@ -143,6 +148,7 @@ struct Route {
     PanelSite site;
     bool stream;
     bool peer_panels = true;  // device panels read device to device where the devices can
+    bool busy = false;        // FaultyDevice::busy
 };
 
 TEST(SchedulerFaults, EveryOperationFailingLeavesAUntouchedOrSaysSo) {
@@ -157,7 +163,9 @@ TEST(SchedulerFaults, EveryOperationFailingLeavesAUntouchedOrSaysSo) {
                             {"two devices, CPU panels", 2, PanelSite::cpu, true},
                             {"two devices, device panels", 2, PanelSite::device, true},
                             {"two devices, device panels through the host", 2, PanelSite::device, true,
-                             false}};
+                             false},
+                            {"one busy device, device panels, streamed", 1, PanelSite::device, true, true,
+                             true}};
     int failures_seen = 0;
     for (const Route& route : routes)
         for (const char* op : operations)
@@ -168,6 +176,7 @@ TEST(SchedulerFaults, EveryOperationFailingLeavesAUntouchedOrSaysSo) {
                 std::vector<Device*> devices;
                 for (int d = 0; d < route.devices; ++d) {
                     owned.push_back(std::make_unique<FaultyDevice>(d, d == route.devices - 1 ? op : "", at));
+                    owned.back()->busy = route.busy;
                     devices.push_back(owned.back().get());
                 }
                 HybridSettings settings;

@@ -12,6 +12,7 @@
 //                   start: j / w steps of swaps, U12 and update on it
 //   beside a panel  the catch-up issued while a device panel of n x 512 runs
 //                   on the transfer queue, as in the factorization's first steps
+// and one catch-up over several blocks (512 to 2048 columns), per 512 columns.
 // Built with the CUDA backend as build/bench/tandem-catch-up-parts.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -151,6 +152,26 @@ int main(int argc, char** argv) {
         });
         std::printf("%6lld %10.3f %8.3f %8.3f %14.3f %9.3f (panel %.3f) %10.3f %10.3f %10.3f\n",
                     (long long)j, whole, trsm, gemm, right, beside, panel, left, split[0], split[1]);
+    }
+    // Several blocks caught up in one call: ms per 512 columns by width (a
+    // fresh allocation: a device's catch-ups only go forward in j).
+    dev->allocate(n, n, 1024);
+    dev->upload(Queue::compute, a.data(), n, 0, 0, n, n);
+    dev->synchronize();
+    std::printf("\none catch-up of several blocks, ms per 512 columns\n%6s", "j");
+    const int64_t widths[] = {512, 1024, 2048};
+    for (int64_t width : widths) std::printf(" %10lld", (long long)width);
+    std::printf("\n");
+    for (int64_t j : {int64_t(1024), int64_t(2048)}) {
+        std::printf("%6lld", (long long)j);
+        for (int64_t width : widths) {
+            const double ms = median_ms([&] {
+                dev->catch_up(Queue::compute, n - width, width, j, ipiv.data());
+                dev->synchronize();
+            });
+            std::printf(" %10.3f", ms * 512 / width);
+        }
+        std::printf("\n");
     }
     CHECK(cublasDestroy(blas));
     CHECK(cudaStreamDestroy(stream));
