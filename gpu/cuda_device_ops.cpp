@@ -185,20 +185,21 @@ void CudaDevice::catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const in
     const cudaStream_t s = stream(q);
     fold_swaps(perm_.ints(), perm_folded_, j - perm_folded_, ipiv, s);
     perm_folded_ = j;
-    // In column chunks through the staging buffer, whose first half takes the
-    // gathered rows and its second the top j of them transposed (a block can
-    // be wider than half the buffer, rows x max(workspace width, 256)): U of
-    // those columns, inv(L(0:j, 0:j)) times their top j rows, comes from the
-    // left-side TRSM on column-major rows, which is 1.4-2.0x as fast as the
-    // right-side one on the row-major storage.
+    // In column chunks of w through the staging buffer: the gathered rows
+    // (rows x w, row-major); rows j.. go back to the block as they are (the
+    // product below updates them), and the top j rows, transposed to
+    // column-major, take their place in the buffer, where the left-side TRSM
+    // forms U of those columns, inv(L(0:j, 0:j)) times them: faster than the
+    // right-side TRSM that the row-major storage would take
+    // (tandem-catch-up-parts). A chunk needs w x max(rows, 2 j) floats, so a
+    // block as wide as the buffer's columns goes in one piece while j <= rows / 2.
     const Staging scratch = staging(q);
-    const int64_t chunk =
-        std::min<int64_t>(cols, scratch.capacity / (2 * std::max<int64_t>(rows_, 1)));
+    const int64_t chunk = std::min<int64_t>(
+        cols, scratch.capacity / std::max<int64_t>({rows_, 2 * j, 1}));
     if (chunk < 1)
-        contract_error("catch_up", "the staging buffer holds no two columns of " +
-                                       std::to_string(rows_) + " rows");
+        contract_error("catch_up", "the staging buffer holds no column of " +
+                                       std::to_string(std::max(rows_, 2 * j)) + " floats");
     float* gathered = scratch.data;
-    float* top = scratch.data + chunk * rows_;  // j x w, column-major
     float* block = at(0, c0);
     for (int64_t c = 0; c < cols; c += chunk) {
         const int64_t w = std::min(chunk, cols - c);
@@ -208,7 +209,9 @@ void CudaDevice::catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const in
                                                 gathered + j * w, sizeof(float) * w,
                                                 sizeof(float) * w, rows_ - j,
                                                 cudaMemcpyDeviceToDevice, s));
-        // Rows 0..j, row-major with ld w, are a w x j column-major matrix.
+        // Rows 0..j, row-major with ld w, are a w x j column-major matrix;
+        // its transpose goes where rows j.. were (j x w, ld j).
+        float* top = gathered + j * w;
         transpose(gathered, w, w, j, top, j, s);
         trsm_unit_lower_left_on_columns(blas(q), j, w, storage_.floats(), ld_, top, j);
         transpose(top, j, j, w, block + c, ld_, s);

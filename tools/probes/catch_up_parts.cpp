@@ -12,7 +12,6 @@
 //                   start: j / w steps of swaps, U12 and update on it
 //   beside a panel  the catch-up issued while a device panel of n x 512 runs
 //                   on the transfer queue, as in the factorization's first steps
-// and one catch-up over several blocks (512 to 2048 columns), per 512 columns.
 // Built with the CUDA backend as build/bench/tandem-catch-up-parts.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -61,7 +60,7 @@ int main(int argc, char** argv) {
     for (int64_t c = 0; c < n; ++c)
         for (int64_t r = 0; r < n; ++r) a[size_t(c * n + r)] = (r == c) ? 1.0f : u(gen);
     std::unique_ptr<tandem::gpu::CudaDevice> dev = tandem::gpu::make_cuda_device(0);
-    dev->allocate(n, n, 1024);
+    dev->allocate(n, n, int(w));  // panels as wide as the block, as in a factorization
     dev->upload(Queue::compute, a.data(), n, 0, 0, n, n);
     dev->synchronize();
     std::vector<int> ipiv(static_cast<size_t>(n));
@@ -84,19 +83,19 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(reinterpret_cast<void**>(&t), sizeof(float) * n * w));
     const float one = 1.0f, minus_one = -1.0f;
     // The solve X U = B (the storage's row-major L seen column-major as U =
-    // L^T, B as w x j with ld n), split: X1 U11 = B1, B2 -= X1 U12, X2 U22 = B2.
+    // L^T, B as w x j with ld w), split: X1 U11 = B1, B2 -= X1 U12, X2 U22 = B2.
     std::function<void(int64_t, const float*, float*, int64_t)> split_trsm =
         [&](int64_t j, const float* u, float* x, int64_t base) {
             if (j <= base) {
                 CHECK(cublasStrsm(blas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
-                                  CUBLAS_DIAG_UNIT, int(w), int(j), &one, u, int(n), x, int(n)));
+                                  CUBLAS_DIAG_UNIT, int(w), int(j), &one, u, int(n), x, int(w)));
                 return;
             }
             const int64_t j1 = j / 2;
             split_trsm(j1, u, x, base);
             CHECK(cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, int(w), int(j - j1), int(j1), &minus_one, x,
-                              int(n), u + j1 * n, int(n), &one, x + j1 * n, int(n)));
-            split_trsm(j - j1, u + j1 * n + j1, x + j1 * n, base);
+                              int(w), u + j1 * n, int(n), &one, x + j1 * w, int(w)));
+            split_trsm(j - j1, u + j1 * n + j1, x + j1 * w, base);
         };
 
     const int64_t c0 = n - w;  // the block: the last w columns
@@ -115,8 +114,8 @@ int main(int argc, char** argv) {
             CHECK(cudaDeviceSynchronize());
         });
         const double left = median_ms([&] {
-            // B^T (w x j, ld n) -> B (j x w, ld j), then L X = B with L = U^T.
-            tandem::gpu::transpose(b, n, w, j, t, j, stream);
+            // B^T (w x j, ld w) -> B (j x w, ld j), then L X = B with L = U^T.
+            tandem::gpu::transpose(b, w, w, j, t, j, stream);
             CHECK(cublasStrsm(blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, CUBLAS_DIAG_UNIT,
                               int(j), int(w), &one, l, int(n), t, int(j)));
             CHECK(cudaStreamSynchronize(stream));
@@ -153,26 +152,7 @@ int main(int argc, char** argv) {
         std::printf("%6lld %10.3f %8.3f %8.3f %14.3f %9.3f (panel %.3f) %10.3f %10.3f %10.3f\n",
                     (long long)j, whole, trsm, gemm, right, beside, panel, left, split[0], split[1]);
     }
-    // Several blocks caught up in one call: ms per 512 columns by width (a
-    // fresh allocation: a device's catch-ups only go forward in j).
-    dev->allocate(n, n, 1024);
-    dev->upload(Queue::compute, a.data(), n, 0, 0, n, n);
-    dev->synchronize();
-    std::printf("\none catch-up of several blocks, ms per 512 columns\n%6s", "j");
-    const int64_t widths[] = {512, 1024, 2048};
-    for (int64_t width : widths) std::printf(" %10lld", (long long)width);
-    std::printf("\n");
-    for (int64_t j : {int64_t(1024), int64_t(2048)}) {
-        std::printf("%6lld", (long long)j);
-        for (int64_t width : widths) {
-            const double ms = median_ms([&] {
-                dev->catch_up(Queue::compute, n - width, width, j, ipiv.data());
-                dev->synchronize();
-            });
-            std::printf(" %10.3f", ms * 512 / width);
-        }
-        std::printf("\n");
-    }
+    dev->host_free(reinterpret_cast<float*>(pivots));
     CHECK(cublasDestroy(blas));
     CHECK(cudaStreamDestroy(stream));
     CHECK(cudaFree(t));

@@ -202,6 +202,7 @@ int main(int argc, char** argv) {
         auto upload = [&](bool nt, int threads, Transposes where, int64_t cols) {
             const float* from = a.data() + (next++ % (n / block_cols)) * block_cols * n;
             for (int64_t j = 0, i = 0; j < block_cols; j += cols, ++i) {
+                cols = std::min(cols, block_cols - j);
                 const int s = int(i % kSlots);
                 float* slot = slots_memory + s * chunk;
                 float* stage = staging + (where == Transposes::own_queue ? s * chunk : 0);
