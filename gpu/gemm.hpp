@@ -54,7 +54,7 @@ void trsm_unit_lower_left(const BlasQueue& queue, int64_t m, int64_t n, const fl
                           int64_t ldl, float* b, int64_t ldb, bool column_major = false);
 
 // The same solve with L row-major (ldl >= m) and B column-major (ldb >= m):
-// cuBLAS's left-side TRSM, which runs 1.4-2.0x as fast as the right-side one
+// cuBLAS's left-side TRSM, which runs 1.4-1.9x as fast as the right-side one
 // that a row-major B takes when B is narrow and L large (a catch-up's shapes:
 // tandem-catch-up-parts).
 void trsm_unit_lower_left_on_columns(const BlasQueue& queue, int64_t m, int64_t n,

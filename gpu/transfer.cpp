@@ -60,8 +60,8 @@ bool use_bounce(cudaMemoryType type, int64_t rows, int64_t cols) {
 // the caller's memory (`streaming`) with non-temporal stores; into a bounce
 // buffer with plain ones, which the copy engine may read from the cache: with
 // non-temporal ones an upload's pipeline alone moved 5-30% more, but whole
-// factorizations took 2-19% longer at n = 2048-8192 (tandem-host-transfers;
-// docs/PERFORMANCE.md).
+// factorizations took 2-19% longer at n = 2048-8192 (3% less at 16384:
+// tandem-host-transfers, docs/PERFORMANCE.md).
 void copy_columns(const float* from, int64_t ld_from, float* to, int64_t ld_to, int64_t rows,
                   int64_t cols, bool streaming) {
 #pragma omp parallel for schedule(static)
