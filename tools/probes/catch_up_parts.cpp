@@ -50,6 +50,10 @@ int main(int argc, char** argv) {
     int64_t n = 8192;
     for (int i = 1; i + 1 < argc; ++i)
         if (std::string(argv[i]) == "--n") n = std::atoll(argv[i + 1]);
+    if (n < 1024) {  // a 512-column block right of at least 512 factored columns
+        std::fprintf(stderr, "--n must be at least 1024\n");
+        return 2;
+    }
     const int64_t w = 512;
     using tandem::Queue;
     // Small off-diagonal entries and a dominant diagonal: the triangles solve

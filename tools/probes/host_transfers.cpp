@@ -67,6 +67,10 @@ int main(int argc, char** argv) {
     int64_t n = 16384;
     for (int i = 1; i + 1 < argc; ++i)
         if (std::string(argv[i]) == "--n") n = std::atoll(argv[i + 1]);
+    if (n < 4096 || n % 1024 != 0) {  // whole block columns, and 16 MiB chunks of whole columns
+        std::fprintf(stderr, "--n must be a multiple of 1024, at least 4096\n");
+        return 2;
+    }
     const int64_t block_cols = 1024;                 // a block column of the LU
     // Each stage timed alone on 16 MiB (the library's chunks are 1-4 MiB, its
     // whole pieces up to 16 MiB: "device upload / gather" below).
