@@ -155,9 +155,9 @@ bool Solver::factors_on_cpu(int64_t m, int64_t n) {
 }
 
 Device& Solver::first_device() {
-    if (lease().devices().empty())
-        throw Error(TANDEM_ERROR_INTERNAL, "tandem: backend cpu has no device");
-    return *lease_->devices()[0];
+    const std::vector<Device*>& devices = lease().devices();
+    if (devices.empty()) throw Error(TANDEM_ERROR_INTERNAL, "tandem: backend cpu has no device");
+    return *devices[0];
 }
 
 void Solver::release_devices() {
