@@ -133,6 +133,8 @@ void CudaDevice::release_buffers() noexcept {
     resident_pivots_.reset();
     resident_work_.reset();
     host_matrix_.reset();
+    arriving_columns_.reset();
+    column_perm_.reset();
     for (DeviceBuffer& buffer : solve_rhs_) buffer.reset();
     solve_perm_.reset();
     kept_rows_ = kept_cols_ = 0;
@@ -164,6 +166,7 @@ void CudaDevice::release() noexcept {
         pinned_in_use_.clear();
         events_.clear();
         events_used_ = 0;
+        copy_events_.clear();
         for (int q = 0; q < kQueues; ++q) {
             handles_[q] = nullptr;
             solvers_[q] = nullptr;
@@ -179,6 +182,8 @@ void CudaDevice::release() noexcept {
     pinned_cache_.clear();
     for (cudaEvent_t e : events_) (void)cudaEventDestroy(e);
     events_.clear();
+    for (cudaEvent_t e : copy_events_) (void)cudaEventDestroy(e);
+    copy_events_.clear();
     events_used_ = 0;
     for (int q = 0; q < kQueues; ++q) {
         if (handles_[q]) (void)cublasDestroy(handles_[q]);

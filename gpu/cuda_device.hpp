@@ -39,6 +39,7 @@
 #include "gpu/bounce_buffers.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/gemm.hpp"
+#include "gpu/recursive_panel.hpp"
 #include "gpu/sgemm_tuning_table.hpp"
 #include "gpu/transfer.hpp"
 #include "scheduler/device.hpp"
@@ -180,6 +181,17 @@ private:
     // info, then the leaves' moves (kLeafMovesInts).
     void factor_recursively(Queue q, float* a, int64_t ld, bool column_major, int64_t rows,
                             int width, int* device_pivots);
+    // c -= x y for the recursive panel on queue q (leading dimension ld, the
+    // panel's layout): cuBLAS, or tandem's kernels when they are forced.
+    SubtractProduct panel_product(Queue q, int64_t ld, bool column_major);
+    // factor_host_column_major with the copies beside the factorization: the
+    // columns in parts split at `bounds`, each factored while the next
+    // arrives, the rows of the factors returned as they become final
+    // (cuda_device_resident.cpp).
+    int factor_host_overlapped(int64_t m, int64_t n, const std::vector<int64_t>& bounds,
+                               float* a, int64_t lda, int* ipiv);
+    // Event i of factor_host_overlapped's copies (created on first use).
+    cudaEvent_t copy_event(size_t i);
     void ensure_getrf_workspaces(int64_t rows, int max_panel_width, int last_panel_width);
     // perm_ = identity on the compute queue, nothing folded in (allocate()).
     void reset_permutation();
@@ -240,6 +252,9 @@ private:
     int* resident_pivots(int64_t count);  // at least count ints of it
     DeviceBuffer resident_work_;          // factor_column_major: cuSOLVER getrf workspace
     DeviceBuffer host_matrix_;  // factor_host_column_major: the caller's matrix, then its factors
+    DeviceBuffer arriving_columns_;  // ... its right columns as they arrive, before their interchanges
+    DeviceBuffer column_perm_;       // ... and those interchanges as one permutation
+    std::vector<cudaEvent_t> copy_events_;  // ... and its copies' events
     int64_t kept_rows_ = 0, kept_cols_ = 0;  // ... the factors it holds (0 x 0: none)
     DeviceBuffer solve_rhs_[2];  // the solves: right-hand sides in and out of the permutation
     DeviceBuffer solve_perm_;    // ... and the permutation

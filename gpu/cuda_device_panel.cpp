@@ -107,30 +107,31 @@ bool CudaDevice::use_recursive_panel(int64_t rows, int64_t width, bool column_ma
     return recursive_panel_fits(rows) && (column_major || width <= kRowMajorWidth);
 }
 
-void CudaDevice::factor_recursively(Queue q, float* a, int64_t ld, bool column_major, int64_t rows,
-                                    int width, int* device_pivots) {
-    const cudaStream_t s = stream(q);
-    int* const info = device_pivots + width;
-    TANDEM_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), s));
-    const DevicePanel panel{a, ld, column_major, rows, width, device_pivots, info, info + 1};
+SubtractProduct CudaDevice::panel_product(Queue q, int64_t ld, bool column_major) {
     // The panel's own products go to cuBLAS unless tandem's kernels are
     // forced: the tuning table holds the trailing update's shapes, and on the
     // recursion's shapes its picks made the whole 4096^2 and 8192^2 recursive
     // panels 6% and 4% slower than with cuBLAS (10.87 against 10.25 ms, 33.48
     // against 32.10; the H200, one call's calibrations, 2026-11-22).
     const bool tandem_kernels = gemm_policy_ == GemmKernel::tandem;
-    auto row_major_product = [&](int64_t m, int64_t n, int64_t k, const float* x, const float* y,
-                                 float* c) {
-        if (tandem_kernels) product(q, m, n, k, -1.0f, x, ld, y, ld, 1.0f, c, ld);
-        else gemm(blas(q), m, n, k, -1.0f, x, ld, y, ld, 1.0f, c, ld);
+    return [this, q, ld, column_major, tandem_kernels](int64_t m, int64_t n, int64_t k,
+                                                      const float* x, const float* y, float* c) {
+        auto row_major_product = [&](int64_t rm, int64_t rn, const float* rx, const float* ry) {
+            if (tandem_kernels) product(q, rm, rn, k, -1.0f, rx, ld, ry, ld, 1.0f, c, ld);
+            else gemm(blas(q), rm, rn, k, -1.0f, rx, ld, ry, ld, 1.0f, c, ld);
+        };
+        // Column-major c -= x y is row-major c^T -= y^T x^T.
+        if (column_major) row_major_product(n, m, y, x);
+        else row_major_product(m, n, x, y);
     };
-    factor_panel_recursive(panel, blas(q),
-                           [&](int64_t m, int64_t n, int64_t k, const float* x, const float* y,
-                               float* c) {
-                               // Column-major c -= x y is row-major c^T -= y^T x^T.
-                               if (column_major) row_major_product(n, m, k, y, x, c);
-                               else row_major_product(m, n, k, x, y, c);
-                           });
+}
+
+void CudaDevice::factor_recursively(Queue q, float* a, int64_t ld, bool column_major, int64_t rows,
+                                    int width, int* device_pivots) {
+    int* const info = device_pivots + width;
+    TANDEM_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), stream(q)));
+    const DevicePanel panel{a, ld, column_major, rows, width, device_pivots, info, info + 1};
+    factor_panel_recursive(panel, blas(q), panel_product(q, ld, column_major));
 }
 
 void CudaDevice::take_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) {

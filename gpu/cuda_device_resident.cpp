@@ -4,7 +4,9 @@
 // tandem's recursive panel or cuSOLVER's getrf. Their solves are in
 // cuda_device_solve.cpp.
 #include <algorithm>
+#include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/cuda_check.hpp"
@@ -12,9 +14,74 @@
 #include "gpu/cusolver_getrf.hpp"
 #include "gpu/gemm.hpp"
 #include "gpu/panel_leaf.hpp"
+#include "gpu/permute_rows.hpp"
+#include "gpu/recursive_panel.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::gpu {
+namespace {
+
+// Where the columns of a host matrix factored in one device panel split so
+// that each part is factored while the next arrives: n / 4, n / 16, ... down
+// to 128 columns, in whole 128s (a multiple of every leaf width), increasing.
+// Only the first part's upload is not hidden; each part's factorization
+// lasts about as long as the next part's upload (three times as many
+// columns). Empty: no overlap.
+std::vector<int64_t> overlapped_parts(int64_t m, int64_t n) {
+    std::vector<int64_t> bounds;
+    if (m * n < kOverlappedCopyLeastFloats) return bounds;
+    for (int64_t columns = n / 4; columns >= 128; columns /= 4) {
+        const int64_t bound = (columns + 127) / 128 * 128;
+        if (bound < n && (bounds.empty() || bound < bounds.front()))
+            bounds.insert(bounds.begin(), bound);
+    }
+    return bounds;
+}
+
+// A matrix's rows are sent back in pieces of at least this many rows (a
+// sixteenth, at least 128): each piece costs its own copies and waits.
+int64_t least_rows_returned(int64_t n) { return std::max<int64_t>(n / 16, 128); }
+
+// The 1-based pivots ipiv[0 .. count) as one permutation of m rows: perm[i] =
+// the row, before the interchanges, that row i holds after them.
+std::vector<int> fold_pivots(const int* ipiv, int64_t count, int64_t m) {
+    std::vector<int> perm(static_cast<size_t>(m));
+    std::iota(perm.begin(), perm.end(), 0);
+    for (int64_t j = 0; j < count; ++j) {
+        const int64_t p = ipiv[j] - 1;
+        if (p < j || p >= m)
+            throw Error(TANDEM_ERROR_INTERNAL, "the device panel returned pivot " +
+                                                   std::to_string(ipiv[j]) + " for column " +
+                                                   std::to_string(j + 1) + " of " + std::to_string(m) +
+                                                   " rows");
+        std::swap(perm[static_cast<size_t>(j)], perm[static_cast<size_t>(p)]);
+    }
+    return perm;
+}
+
+// Copies `count` pivots and the info after them from the device into ipiv
+// once the work on `s` has run; returns the info.
+int pivots_to_host(const int* device_pivots, int64_t count, int* ipiv, cudaStream_t s) {
+    std::vector<int> pivots_and_info(static_cast<size_t>(count + 1));
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(pivots_and_info.data(), device_pivots,
+                                      sizeof(int) * pivots_and_info.size(), cudaMemcpyDeviceToHost,
+                                      s));
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
+    std::copy(pivots_and_info.begin(), pivots_and_info.end() - 1, ipiv);
+    return pivots_and_info.back();
+}
+
+// A failure while the factors were being copied into the caller's A, said
+// so. Never an out-of-memory code: that would let the caller fall back to the
+// CPU, which would factor the half-written A.
+[[noreturn]] void throw_copying_factors(const Error& e, const char* ipiv_state) {
+    const int code = e.code() == TANDEM_ERROR_OUT_OF_MEMORY ? TANDEM_ERROR_DEVICE : e.code();
+    throw Error(code, std::string(e.what()) +
+                          " (the factors were being copied into A: A is partially overwritten" +
+                          ipiv_state + ")");
+}
+
+}  // namespace
 
 int* CudaDevice::resident_pivots(int64_t count) {
     const size_t bytes = sizeof(int) * static_cast<size_t>(count);
@@ -42,13 +109,7 @@ int CudaDevice::factor_column_major(int64_t m, int64_t n, float* a, int64_t lda,
         cusolver_getrf(solver(Queue::compute), m, n, a, lda, resident_work_,
                        "sgetrf_gpu's cuSOLVER workspace", device_pivots, device_pivots + k);
     }
-    std::vector<int> pivots_and_info(static_cast<size_t>(k + 1));
-    TANDEM_CUDA_CHECK(cudaMemcpyAsync(pivots_and_info.data(), device_pivots,
-                                      sizeof(int) * pivots_and_info.size(), cudaMemcpyDeviceToHost,
-                                      s));
-    TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
-    std::copy(pivots_and_info.begin(), pivots_and_info.end() - 1, ipiv);
-    const int info = pivots_and_info.back();
+    const int info = pivots_to_host(device_pivots, k, ipiv, s);
     if (info < 0)  // cuSOLVER's; the recursive panel reports none
         throw Error(TANDEM_ERROR_DEVICE, name_ + ": cusolverDnSgetrf rejected argument " +
                                              std::to_string(-info));
@@ -62,6 +123,13 @@ int CudaDevice::factor_host_column_major(int64_t m, int64_t n, float* a, int64_t
         contract_error("factor_host_column_major", "a or ipiv null, or lda < m");
     kept_rows_ = kept_cols_ = 0;
     host_matrix_.ensure(sizeof(float) * static_cast<size_t>(m * n), "column-major copy of the matrix");
+    const std::vector<int64_t> parts = overlapped_parts(m, n);
+    if (!parts.empty() && n <= m && use_recursive_panel(m, n, true)) {
+        const int info = factor_host_overlapped(m, n, parts, a, lda, ipiv);
+        kept_rows_ = m;
+        kept_cols_ = n;
+        return info;
+    }
     float* const d_a = host_matrix_.floats();
     const cudaStream_t s = stream(Queue::compute);
     BounceBuffers& buffers = bounce(Queue::compute);
@@ -71,16 +139,110 @@ int CudaDevice::factor_host_column_major(int64_t m, int64_t n, float* a, int64_t
         copy_columns_to_host(d_a, m, m, n, a, lda, buffers, s);
         TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
     } catch (const Error& e) {
-        // Never an out-of-memory code: that would let the caller fall back to
-        // the CPU, which would factor the half-written A.
-        const int code = e.code() == TANDEM_ERROR_OUT_OF_MEMORY ? TANDEM_ERROR_DEVICE : e.code();
-        throw Error(code, std::string(e.what()) +
-                              " (the factors were being copied into A: A is partially overwritten; "
-                              "ipiv holds the pivots)");
+        throw_copying_factors(e, "; ipiv holds the pivots");
     }
     kept_rows_ = m;
     kept_cols_ = n;
     return info;
+}
+
+cudaEvent_t CudaDevice::copy_event(size_t i) {
+    while (copy_events_.size() <= i) {
+        copy_events_.reserve(copy_events_.size() + 8);  // before creating: push_back cannot throw
+        cudaEvent_t created = nullptr;
+        TANDEM_CUDA_CHECK(cudaEventCreateWithFlags(&created, cudaEventDisableTiming));
+        copy_events_.push_back(created);
+    }
+    return copy_events_[i];
+}
+
+// The recursive panel on the whole matrix, split at the `bounds` columns
+// (LAPACK's sgetrf2 splits at the middle; any split gives the same factors):
+// - A(:, 0:b1) goes up first, and is factored while the host sends the next
+//   part, A(:, b1:b2), into a buffer of its own;
+// - each later part is gathered into place through the interchanges of the
+//   columns before it (one permutation) and factored, its interchanges kept
+//   within the columns that have arrived, while the next part goes up;
+// - the last part's interchanges reach every column: rows [0, r) are final once
+//   the solve of a node on the matrix's right edge is done, and go back while
+//   the later nodes run.
+// Upload and download are on the copy queue, the factorization on the
+// compute queue; the host reads each part's pivots between the two uploads.
+// The caller's A is only read until the first rows go back.
+int CudaDevice::factor_host_overlapped(int64_t m, int64_t n, const std::vector<int64_t>& bounds,
+                                       float* a, int64_t lda, int* ipiv) {
+    blas_int(m, "m");
+    blas_int(n, "n");
+    blas_int(lda, "lda");
+    const cudaStream_t s = stream(Queue::compute), c = stream(Queue::copy);
+    BounceBuffers& ring = bounce(Queue::copy);
+    float* const d_a = host_matrix_.floats();
+    const int64_t first = bounds.front();
+    arriving_columns_.ensure(sizeof(float) * static_cast<size_t>(m * (n - first)),
+                             "the columns that arrive during the factorization");
+    column_perm_.ensure(sizeof(int) * static_cast<size_t>(m), "the interchanges of a part's columns");
+    int* const device_pivots = resident_pivots(n + 1 + kLeafMovesInts);
+    int* const info = device_pivots + n;
+    const DevicePanel whole{d_a, m, true, m, static_cast<int>(n), device_pivots, info, info + 1};
+    const SubtractProduct subtract = panel_product(Queue::compute, m, true);
+    size_t events = 0;
+    auto mark = [&](cudaStream_t on) {
+        const cudaEvent_t e = copy_event(events++);
+        TANDEM_CUDA_CHECK(cudaEventRecord(e, on));
+        return e;
+    };
+
+    // A(:, 0:b1) up, then factored on the compute queue.
+    copy_host_to_columns(a, lda, m, first, d_a, m, ring, c);
+    TANDEM_CUDA_CHECK(cudaStreamWaitEvent(s, mark(c), 0));
+    TANDEM_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), s));
+    DevicePanel arrived_part = whole;
+    arrived_part.width = static_cast<int>(first);
+    factor_panel_recursive(arrived_part, blas(Queue::compute), subtract);
+    std::vector<std::pair<int64_t, cudaEvent_t>> final_rows;
+    const int64_t least_rows = least_rows_returned(n);
+    for (size_t k = 0; k < bounds.size(); ++k) {
+        const int64_t done = bounds[k], next = k + 1 < bounds.size() ? bounds[k + 1] : n;
+        // A(:, done:next) up into the arriving buffer while A(:, 0:done) is factored.
+        float* const arriving = arriving_columns_.floats() + (done - first) * m;
+        copy_host_to_columns(a + done * lda, lda, m, next - done, arriving, m, ring, c);
+        const cudaEvent_t arrived = mark(c);
+        // A(:, done:next) = P A(:, done:next), P the interchanges of columns 0:done.
+        TANDEM_CUDA_CHECK(cudaMemcpyAsync(ipiv, device_pivots, sizeof(int) * done,
+                                          cudaMemcpyDeviceToHost, s));
+        TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
+        const std::vector<int> perm = fold_pivots(ipiv, done, m);
+        int* const device_perm = column_perm_.ints();  // the last part's gather has run
+        TANDEM_CUDA_CHECK(cudaMemcpyAsync(device_perm, perm.data(), sizeof(int) * perm.size(),
+                                          cudaMemcpyHostToDevice, s));
+        TANDEM_CUDA_CHECK(cudaStreamWaitEvent(s, arrived, 0));
+        permute_rows(arriving, m, d_a + done * m, m, m, next - done, device_perm, false, s);
+        // U12, A22 and the right part of A(:, 0:next); in the last part, rows
+        // [0, r) marked as they are final.
+        arrived_part.width = static_cast<int>(next);
+        RowsFinal rows_final = nullptr;
+        if (next == n)
+            rows_final = [&](int64_t r) {
+                const int64_t returned = final_rows.empty() ? 0 : final_rows.back().first;
+                if (r - returned >= least_rows) final_rows.emplace_back(r, mark(s));
+            };
+        finish_panel_recursive(arrived_part, static_cast<int>(done), blas(Queue::compute),
+                               subtract, rows_final);
+    }
+    final_rows.emplace_back(m, mark(s));
+
+    try {  // the rows of the factors back into A, each piece once it is final
+        int64_t done = 0;
+        for (const auto& [r, e] : final_rows) {
+            TANDEM_CUDA_CHECK(cudaStreamWaitEvent(c, e, 0));
+            copy_columns_to_host(d_a + done, m, r - done, n, a + done, lda, ring, c);
+            done = r;
+        }
+        TANDEM_CUDA_CHECK(cudaStreamSynchronize(c));
+    } catch (const Error& e) {
+        throw_copying_factors(e, "");
+    }
+    return pivots_to_host(device_pivots, n, ipiv, s);
 }
 
 }  // namespace tandem::gpu

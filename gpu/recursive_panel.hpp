@@ -38,12 +38,28 @@ struct DevicePanel {
 using SubtractProduct = std::function<void(int64_t m, int64_t n, int64_t k, const float* a,
                                            const float* b, float* c)>;
 
+// Called at issue time with r when rows [0, r) of the panel hold their final
+// values in every column once the work issued so far has run.
+using RowsFinal = std::function<void(int64_t r)>;
+
 // LU with partial pivoting of the panel in place, LAPACK's getrf semantics:
 // ipiv[j] the 1-based pivot row of column j, *info the 1-based first zero
 // pivot (0 if none; zero pivots continue). Issued on queue.stream, TRSMs on
 // queue.handle, products through subtract_product on the same stream.
+// rows_final, if set, reports the rows as they become final.
 void factor_panel_recursive(const DevicePanel& panel, const BlasQueue& queue,
-                            const SubtractProduct& subtract_product);
+                            const SubtractProduct& subtract_product,
+                            const RowsFinal& rows_final = nullptr);
+
+// The same factorization when its first `factored` columns are already
+// factored as a panel of their own (ipiv[0 .. factored) and *info set as
+// factor_panel_recursive sets them) and their interchanges already applied to
+// the columns right of them: the rest of it, U12, A22 and the right part's
+// recursion, whose interchanges apply to every column. Lets the right part's
+// columns arrive while the left part is factored.
+void finish_panel_recursive(const DevicePanel& panel, int factored, const BlasQueue& queue,
+                            const SubtractProduct& subtract_product,
+                            const RowsFinal& rows_final = nullptr);
 
 }  // namespace tandem::gpu
 

@@ -43,6 +43,11 @@ namespace tandem {
 
 enum class Queue { compute = 0, transfer = 1, copy = 2 };
 
+// The size (floats of A) from which Device::factor_host_column_major moves
+// the matrix beside its factorization on a GPU; the planner weighs that call's
+// copies by it.
+constexpr int64_t kOverlappedCopyLeastFloats = int64_t(1) << 20;
+
 // Handle of an event recorded on a queue; valid until the device's next allocate().
 using Event = int;
 
@@ -170,6 +175,9 @@ public:
     // sgetrf on a HOST matrix: `a` is copied as it is into a buffer of the
     // device, factored there as above and copied back; the factors stay on the
     // device for solve_kept_factors until the next call that needs the buffer.
+    // From kOverlappedCopyLeastFloats floats on, with n <= m, a GPU moves the
+    // matrix beside the factorization (its first columns go up first, the
+    // rows of the factors come back as they become final).
     virtual int factor_host_column_major(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv);
     // op(A) X = B for B (host memory, overwritten with X) with the n x n
     // factors the last factor_host_column_major left on the device.

@@ -51,6 +51,9 @@ struct StepPlan {
     std::vector<double> step_seconds;  // the model's time of each step
     double predicted_seconds = 0.0;    // of the steps (not the initial and final transfers)
     double host_copy_seconds = 0.0;    // streamed: the host's share of moving A both ways
+    // Streamed, one step on the whole matrix: the share of host_copy_seconds
+    // that the call does not hide (1: it copies, then factors).
+    double host_copy_exposed = 1.0;
     // > 0: one step takes the whole matrix (its panel factored on the device);
     // the steps' predicted time, and the factor it was weighed by, for the record.
     double steps_alternative_seconds = 0.0;
@@ -77,6 +80,14 @@ constexpr double kStepModelOptimism = 1.15;
 // 2.1x at n = 2048, 1.75x at 4096, 1.67x at 8192, 1.46x at 16384 (one H200,
 // tandem-bench lu --plan, 2026-11-22, docs/PERFORMANCE.md).
 constexpr double kStreamedStepModelOptimism = 1.7;
+// The share of the host's copies (both ways) that the whole matrix in one
+// device panel leaves uncovered when it moves the matrix beside the
+// factorization (Device::factor_host_column_major from
+// kOverlappedCopyLeastFloats on): 0.36 at n = 4096 and 0.17 at 8192 on one
+// H100 (the host call against the same call on a matrix in GPU memory, over
+// the calibrated copy time; tandem-bench lu --nb 8192, 2026-11-25,
+// docs/PERFORMANCE.md). Below that size the call moves the matrix, then factors it.
+constexpr double kOverlappedCopyShare = 0.4;
 
 // How much faster by the model a plan with CPU panels must be than the plan
 // with every panel on the devices before automatic placement takes it. The

@@ -62,11 +62,16 @@ TEST_F(GpuHostOnePanel, FactorsPageableAndPinnedMatricesAsLapack) {
         bool pinned;
     };
     // Pageable blocks of 256 KiB and more go through the pinned bounce
-    // buffers; 60 x 40 and 40 x 60 in one copy each way.
-    // 1000 x 1000 and 700 x 700 through the bounce buffers in one chunk each
-    // way; 2100 x 2100 in four, alternating between the two buffers.
+    // buffers; 60 x 40 and 40 x 60 in one copy each way, 1000 x 1000 and
+    // 700 x 700 in several chunks. From 2^20 floats on, with n <= m, the
+    // copies overlap the factorization: the columns go up in parts, each
+    // factored while the next arrives, and the rows go back in pieces as they
+    // become final (2100 x 2100 in three parts, 1536 x 1536 pinned and
+    // 3000 x 1100 in two, the latter with a tall last piece; 1100 x 3000 is
+    // wide and moves whole).
     const Case cases[] = {{1000, 1000, false}, {1000, 1000, true},  {60, 40, false},
-                          {40, 60, true},      {700, 700, false},   {2100, 2100, false}};
+                          {40, 60, true},      {700, 700, false},   {2100, 2100, false},
+                          {1536, 1536, true},  {3000, 1100, false}, {1100, 3000, false}};
     for (const Case& c : cases) {
         const uint64_t seed = test_seed();
         SCOPED_TRACE("m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) +
@@ -92,42 +97,56 @@ TEST_F(GpuHostOnePanel, FactorsPageableAndPinnedMatricesAsLapack) {
 }
 
 TEST_F(GpuHostOnePanel, ReportsAnExactlyZeroPivotAsLapack) {
-    const int n = 300, lda = n;
-    std::vector<float> a = make_matrix(n, n, lda, MatrixKind::random, test_seed());
-    for (int i = 0; i < n; ++i) a[static_cast<size_t>(i + 120 * lda)] = 0.0f;  // column 121 zero
-    std::vector<float> lu = a;
-    std::vector<int> ipiv(n);
-    const int info = sgetrf(n, n, lu.data(), lda, ipiv.data(), one_device_panel(n));
-    EXPECT_EQ(info, lapack_getrf(n, n, a, lda).info);
-    EXPECT_GT(info, 0);
+    struct Case {
+        int n, zero_column;
+    };
+    // 1600 x 1600 overlaps its copies: its first 512 columns are factored as
+    // a part of their own, so column 301 lies in that part and column 1201 in
+    // the last; 2100 x 2100 has parts [0, 256), [256, 640) and the rest.
+    for (const Case c : {Case{300, 120}, Case{1600, 1200}, Case{1600, 300}, Case{2100, 400}}) {
+        SCOPED_TRACE("n=" + std::to_string(c.n) + " zero column " + std::to_string(c.zero_column + 1));
+        const int n = c.n, lda = n;
+        std::vector<float> a = make_matrix(n, n, lda, MatrixKind::random, test_seed());
+        for (int i = 0; i < n; ++i) a[static_cast<size_t>(i + int64_t(c.zero_column) * lda)] = 0.0f;
+        std::vector<float> lu = a;
+        std::vector<int> ipiv(static_cast<size_t>(n));
+        const int info = sgetrf(n, n, lu.data(), lda, ipiv.data(), one_device_panel(n));
+        EXPECT_EQ(info, lapack_getrf(n, n, a, lda).info);
+        EXPECT_EQ(info, c.zero_column + 1);
+        EXPECT_LT(factorization_residual(n, n, a.data(), lda, lu.data(), lda, ipiv.data()),
+                  kResidualBound);
+    }
 }
 
 TEST_F(GpuHostOnePanel, SolvesWithTheFactorsKeptOnTheGpu) {
-    const int n = 900, lda = n + 2, ldb = n + 1;
-    for (int nrhs : {1, 20}) {
-        for (bool pinned_b : {false, true}) {
-            const uint64_t seed = test_seed();
-            SCOPED_TRACE("nrhs=" + std::to_string(nrhs) + (pinned_b ? " pinned B" : "") +
-                         " seed=" + std::to_string(seed));
-            const std::vector<float> a = make_matrix(n, n, lda, MatrixKind::random, seed);
-            const std::vector<float> b = make_matrix(n, nrhs, ldb, MatrixKind::random, seed + 1);
-            std::vector<float> lu = a, pageable_b = b;
-            PinnedCopy pinned(b);
-            ASSERT_NE(pinned.data, nullptr);
-            float* const x = pinned_b ? pinned.data : pageable_b.data();
-            std::vector<int> ipiv(n);
-            Report report;
-            ASSERT_EQ(sgesv(n, nrhs, lu.data(), lda, ipiv.data(), x, ldb, one_device_panel(n),
-                            &report),
-                      0);
-            EXPECT_EQ(report.backend, Backend::gpu);
-            EXPECT_LT(solve_residual(n, nrhs, a.data(), lda, x, ldb, b.data(), ldb),
-                      kResidualBound);
-            EXPECT_EQ(padding_changes(n, nrhs, ldb, x), 0);
-            // The factors in A are the same as sgetrf's.
-            EXPECT_LT(factorization_residual(n, n, a.data(), lda, lu.data(), lda, ipiv.data()),
-                      kResidualBound);
-        }
+    struct Case {
+        int n, nrhs;
+        bool pinned_b;
+    };
+    // 900: the copies, then the factorization; 1200: the copies beside it.
+    for (const Case c : {Case{900, 1, false}, Case{900, 1, true}, Case{900, 20, false},
+                         Case{900, 20, true}, Case{1200, 1, false}, Case{1200, 20, true}}) {
+        const int n = c.n, lda = n + 2, ldb = n + 1;
+        const uint64_t seed = test_seed();
+        SCOPED_TRACE("n=" + std::to_string(n) + " nrhs=" + std::to_string(c.nrhs) +
+                     (c.pinned_b ? " pinned B" : "") + " seed=" + std::to_string(seed));
+        const std::vector<float> a = make_matrix(n, n, lda, MatrixKind::random, seed);
+        const std::vector<float> b = make_matrix(n, c.nrhs, ldb, MatrixKind::random, seed + 1);
+        std::vector<float> lu = a, pageable_b = b;
+        PinnedCopy pinned(b);
+        ASSERT_NE(pinned.data, nullptr);
+        float* const x = c.pinned_b ? pinned.data : pageable_b.data();
+        std::vector<int> ipiv(static_cast<size_t>(n));
+        Report report;
+        ASSERT_EQ(sgesv(n, c.nrhs, lu.data(), lda, ipiv.data(), x, ldb, one_device_panel(n),
+                        &report),
+                  0);
+        EXPECT_EQ(report.backend, Backend::gpu);
+        EXPECT_LT(solve_residual(n, c.nrhs, a.data(), lda, x, ldb, b.data(), ldb), kResidualBound);
+        EXPECT_EQ(padding_changes(n, c.nrhs, ldb, x), 0);
+        // The factors in A are the same as sgetrf's.
+        EXPECT_LT(factorization_residual(n, n, a.data(), lda, lu.data(), lda, ipiv.data()),
+                  kResidualBound);
     }
 }
 

@@ -188,6 +188,40 @@ TEST(StepPlanner, TakesASmallMatrixWholeWhenItsMeasuredTimeBeatsTheSteps) {
     EXPECT_NE(streamed_plan.describe().find("x 1.70"), std::string::npos) << streamed_plan.describe();
 }
 
+// Streamed from host memory, the whole matrix in one call moves it beside the
+// factorization from kOverlappedCopyLeastFloats on, and the plan counts only
+// kOverlappedCopyShare of the copies against it; below, all of them. Each size
+// here: the whole matrix as long as its steps' prediction p, the copies too,
+// so that the single call costs 1.4 p overlapped and 2 p not, against 1.7 p
+// for the steps.
+TEST(StepPlanner, CountsTheCopiesASingleCallLeavesUncovered) {
+    for (const int64_t n : {int64_t(512), int64_t(2048)}) {
+        SCOPED_TRACE("n=" + std::to_string(n));
+        const bool overlapped = n * n >= kOverlappedCopyLeastFloats;
+        PerformanceModel m = synthetic_model(1e-12, 1e-3);
+        StepPlanRequest r;
+        r.m = r.n = n;
+        r.streamed = true;
+        const double p = plan_steps(m, r).predicted_seconds;
+        ASSERT_GT(p, 0.0);
+        m.host_copy_bytes_per_second = 2.0 * 4.0 * double(n) * double(n) / p;
+        m.device_whole = {{n / 2, p / 8}, {n * 2, p * 8}};
+        ASSERT_NEAR(m.device_whole_seconds(n), p, 1e-9 * p);
+        const StepPlan plan = plan_steps(m, r);
+        ASSERT_NEAR(plan.host_copy_seconds, p, 1e-9 * p);
+        if (overlapped) {
+            EXPECT_EQ(plan.widths, std::vector<int>{static_cast<int>(n)});
+            EXPECT_GT(plan.steps_alternative_seconds, 0.0);
+            EXPECT_DOUBLE_EQ(plan.host_copy_exposed, kOverlappedCopyShare);
+            EXPECT_NE(plan.describe().find("40% of it counted beside the single call"),
+                      std::string::npos)
+                << plan.describe();
+        } else {
+            EXPECT_EQ(plan.steps_alternative_seconds, 0.0) << plan.describe();
+        }
+    }
+}
+
 TEST(StepPlanner, CandidateWidthsUpToALimit) {
     EXPECT_EQ(candidate_widths_up_to(0), StepPlanRequest{}.candidate_widths);
     EXPECT_EQ(candidate_widths_up_to(512), (std::vector<int>{128, 256, 384, 512}));
