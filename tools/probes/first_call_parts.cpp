@@ -1,0 +1,165 @@
+// Where the first tandem::sgesv of a process spends the time it takes beyond
+// a warm call: one process per run, the CUDA context created first, then
+// some of the first call's fixed costs paid alone and timed, in the order
+// given, then the first and a second sgesv (automatic backend, 1 right-hand
+// side, a random n x n matrix from host memory). What the first call loses
+// when a cost is paid before it is that cost's share of it. Run it in a
+// fresh process each time, with the model already cached
+// (tandem-bench lu --sizes 1024 --repeats 1 before):
+//   tandem-first-call-parts N [STEP,STEP,...]
+// none: nothing before the call; cublas: a cuBLAS handle created and
+// destroyed; pinned: 32 MiB of pinned host memory allocated and freed; gemm,
+// trsm: cuBLAS's SGEMM (256^3) and left lower unit STRSM (256 x 256) once
+// each, as the recursive panel calls them; lu256: a first sgetrf_gpu at
+// n = 256 (tandem's own kernels, and cuBLAS's first ones where not loaded
+// yet). Prints one line of milliseconds. Built as
+// build/bench/tandem-first-call-parts (bench/CMakeLists.txt, CUDA only).
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tandem/tandem.hpp"
+#include "tools/probes/probe_check.hpp"
+
+namespace {
+
+double now_ms() {
+    using clock = std::chrono::steady_clock;
+    return std::chrono::duration<double, std::milli>(clock::now().time_since_epoch()).count();
+}
+
+double time_sgesv(int n, const std::vector<float>& a) {
+    std::vector<float> lu = a, b(static_cast<size_t>(n), 1.0f);
+    std::vector<int> ipiv(static_cast<size_t>(n));
+    const double start = now_ms();
+    const int info = tandem::sgesv(n, 1, lu.data(), n, ipiv.data(), b.data(), n);
+    const double ms = now_ms() - start;
+    if (info != 0) {
+        std::fprintf(stderr, "sgesv returned info %d\n", info);
+        std::exit(1);
+    }
+    return ms;
+}
+
+double load_cublas() {
+    const double start = now_ms();
+    cublasHandle_t handle = nullptr;
+    CHECK(cublasCreate(&handle));
+    CHECK(cublasDestroy(handle));
+    return now_ms() - start;
+}
+
+double pin_host_memory() {
+    const double start = now_ms();
+    void* p = nullptr;
+    CHECK(cudaHostAlloc(&p, size_t(32) << 20, cudaHostAllocPortable));
+    CHECK(cudaFreeHost(p));
+    return now_ms() - start;
+}
+
+// Uniform in [-1, 1); plus n on the diagonal when `dominant` (the small
+// warm-up calls, which need no interchanges to load their kernels).
+std::vector<float> random_matrix(int n, bool dominant) {
+    std::vector<float> a(static_cast<size_t>(n) * n);
+    std::mt19937 gen(7);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (float& x : a) x = u(gen);
+    if (dominant)
+        for (int i = 0; i < n; ++i) a[static_cast<size_t>(i) * n + i] += float(n);
+    return a;
+}
+
+// One cuBLAS call (gemm or trsm) on 256 x 256 operands, handle included.
+double first_blas_call(bool gemm) {
+    const int n = 256;
+    const std::vector<float> a = random_matrix(n, true);
+    float *d_a = nullptr, *d_b = nullptr, *d_c = nullptr;
+    const size_t bytes = a.size() * sizeof(float);
+    CHECK(cudaMalloc(&d_a, bytes));
+    CHECK(cudaMalloc(&d_b, bytes));
+    CHECK(cudaMalloc(&d_c, bytes));
+    CHECK(cudaMemcpy(d_a, a.data(), bytes, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_b, a.data(), bytes, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_c, a.data(), bytes, cudaMemcpyHostToDevice));
+    const double start = now_ms();
+    cublasHandle_t handle = nullptr;
+    CHECK(cublasCreate(&handle));
+    const float minus_one = -1.0f, one = 1.0f;
+    if (gemm)
+        CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &minus_one, d_a, n, d_b, n,
+                          &one, d_c, n));
+    else
+        CHECK(cublasStrsm(handle, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                          CUBLAS_DIAG_UNIT, n, n, &one, d_a, n, d_c, n));
+    CHECK(cudaDeviceSynchronize());
+    const double ms = now_ms() - start;
+    CHECK(cublasDestroy(handle));
+    CHECK(cudaFree(d_a));
+    CHECK(cudaFree(d_b));
+    CHECK(cudaFree(d_c));
+    return ms;
+}
+
+double first_small_lu() {
+    const int n = 256;
+    const std::vector<float> a = random_matrix(n, true);
+    float* d = nullptr;
+    CHECK(cudaMalloc(&d, a.size() * sizeof(float)));
+    CHECK(cudaMemcpy(d, a.data(), a.size() * sizeof(float), cudaMemcpyHostToDevice));
+    std::vector<int> ipiv(n);
+    const double start = now_ms();
+    const int info = tandem::sgetrf_gpu(n, n, d, n, ipiv.data());
+    const double ms = now_ms() - start;
+    CHECK(cudaFree(d));
+    if (info != 0) std::exit(1);
+    return ms;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const char* usage = "usage: %s N (1..16384) [none|STEP,STEP,... of cublas pinned gemm trsm lu256]\n";
+    if (argc < 2 || argc > 3) {
+        std::fprintf(stderr, usage, argv[0]);
+        return 2;
+    }
+    const int n = std::atoi(argv[1]);
+    std::vector<std::string> steps;
+    for (std::string rest = argc == 3 ? argv[2] : "none"; !rest.empty();) {
+        const size_t comma = rest.find(',');
+        steps.push_back(rest.substr(0, comma));
+        rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    }
+    bool known = true;
+    for (const std::string& step : steps)
+        known = known && (step == "none" || step == "cublas" || step == "pinned" || step == "gemm" ||
+                          step == "trsm" || step == "lu256");
+    if (!known || n < 1 || n > 16384) {
+        std::fprintf(stderr, usage, argv[0]);
+        return 2;
+    }
+    const std::vector<float> a = random_matrix(n, false);
+
+    const double start = now_ms();
+    CHECK(cudaFree(nullptr));
+    std::printf("n %d  context %.1f", n, now_ms() - start);
+    for (const std::string& step : steps) {
+        double ms = 0.0;
+        if (step == "cublas") ms = load_cublas();
+        else if (step == "pinned") ms = pin_host_memory();
+        else if (step == "gemm") ms = first_blas_call(true);
+        else if (step == "trsm") ms = first_blas_call(false);
+        else if (step == "lu256") ms = first_small_lu();
+        if (step != "none") std::printf("  %s %.1f", step.c_str(), ms);
+    }
+    const double first = time_sgesv(n, a);
+    const double second = time_sgesv(n, a);
+    std::printf("  first sgesv %.1f  second %.1f  (ms)\n", first, second);
+    return 0;
+}
