@@ -22,15 +22,19 @@ namespace tandem::gpu {
 namespace {
 
 // Where the columns of a host matrix factored in one device panel split so
-// that each part is factored while the next arrives: n / 4, n / 16, ... down
+// that each part is factored while the next arrives: n / 3, n / 9, ... down
 // to 128 columns, in whole 128s (a multiple of every leaf width), increasing.
-// Only the first part's upload is not hidden; each part's factorization
-// lasts about as long as the next part's upload (three times as many
-// columns). Empty: no overlap.
+// Only the first part's upload is not hidden. A part's upload must be done
+// when the factorization reaches it: on an H100 a column of 8192 rows goes up
+// in about 0.9 us and is factored in about 2.5-3, so at 8192 the last part may
+// be at most some 2.8 times as wide as all before it. Split at n / 4, n / 16,
+// ... the LU at 8192 took 36.7 ms against 36.0 (4096: 11.8 either way; three
+// processes each, alternating, tandem-bench lu --nb 8192, docs/PERFORMANCE.md).
+// Empty: no overlap.
 std::vector<int64_t> overlapped_parts(int64_t m, int64_t n) {
     std::vector<int64_t> bounds;
     if (m * n < kOverlappedCopyLeastFloats) return bounds;
-    for (int64_t columns = n / 4; columns >= 128; columns /= 4) {
+    for (int64_t columns = n / 3; columns >= 128; columns /= 3) {
         const int64_t bound = (columns + 127) / 128 * 128;
         if (bound < n && (bounds.empty() || bound < bounds.front()))
             bounds.insert(bounds.begin(), bound);

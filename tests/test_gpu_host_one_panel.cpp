@@ -66,8 +66,8 @@ TEST_F(GpuHostOnePanel, FactorsPageableAndPinnedMatricesAsLapack) {
     // 700 x 700 in several chunks. From 2^20 floats on, with n <= m, the
     // copies overlap the factorization: the columns go up in parts, each
     // factored while the next arrives, and the rows go back in pieces as they
-    // become final (2100 x 2100 in three parts, 1536 x 1536 pinned and
-    // 3000 x 1100 in two, the latter with a tall last piece; 1100 x 3000 is
+    // become final (2100 x 2100 and 1536 x 1536 pinned in three parts,
+    // 3000 x 1100 in two, with a tall last piece; 1100 x 3000 is
     // wide and moves whole).
     const Case cases[] = {{1000, 1000, false}, {1000, 1000, true},  {60, 40, false},
                           {40, 60, true},      {700, 700, false},   {2100, 2100, false},
@@ -100,10 +100,10 @@ TEST_F(GpuHostOnePanel, ReportsAnExactlyZeroPivotAsLapack) {
     struct Case {
         int n, zero_column;
     };
-    // 1600 x 1600 overlaps its copies: its first 512 columns are factored as
-    // a part of their own, so column 301 lies in that part and column 1201 in
-    // the last; 2100 x 2100 has parts [0, 256), [256, 640) and the rest.
-    for (const Case c : {Case{300, 120}, Case{1600, 1200}, Case{1600, 300}, Case{2100, 400}}) {
+    // 1600 x 1600 overlaps its copies in parts [0, 256), [256, 640) and
+    // [640, 1600): column 101 lies in the first, 301 in the second and 1201
+    // in the last.
+    for (const Case c : {Case{300, 120}, Case{1600, 100}, Case{1600, 300}, Case{1600, 1200}}) {
         SCOPED_TRACE("n=" + std::to_string(c.n) + " zero column " + std::to_string(c.zero_column + 1));
         const int n = c.n, lda = n;
         std::vector<float> a = make_matrix(n, n, lda, MatrixKind::random, test_seed());
