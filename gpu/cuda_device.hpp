@@ -127,6 +127,9 @@ public:
     // factor_column_major, and copied back. The factors stay in the buffer for
     // solve_kept_factors until the next call that uses it. Synchronous.
     int factor_host_column_major(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv) override;
+    // From kOverlappedCopyLeastFloats floats on, with n <= m, where tandem's
+    // recursive panel takes the whole matrix.
+    bool hides_host_copies(int64_t m, int64_t n) const override;
     // op(A) X = B for B in host memory, with the n x n factors that the last
     // factor_host_column_major left on this GPU (ipiv: its pivots, host memory).
     void solve_kept_factors(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
@@ -190,6 +193,9 @@ private:
     // (cuda_device_resident.cpp).
     int factor_host_overlapped(int64_t m, int64_t n, const std::vector<int64_t>& bounds,
                                float* a, int64_t lda, int* ipiv);
+    // The buffers factor_host_overlapped needs beyond the matrix's own;
+    // false, with nothing allocated, where this GPU lacks the memory.
+    bool reserve_overlap_buffers(int64_t m, int64_t n, int64_t first);
     // Event i of factor_host_overlapped's copies (created on first use).
     cudaEvent_t copy_event(size_t i);
     void ensure_getrf_workspaces(int64_t rows, int max_panel_width, int last_panel_width);

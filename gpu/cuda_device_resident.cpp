@@ -4,7 +4,6 @@
 // tandem's recursive panel or cuSOLVER's getrf. Their solves are in
 // cuda_device_solve.cpp.
 #include <algorithm>
-#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,47 +20,9 @@
 namespace tandem::gpu {
 namespace {
 
-// Where the columns of a host matrix factored in one device panel split so
-// that each part is factored while the next arrives: n / 3, n / 9, ... down
-// to 128 columns, in whole 128s (a multiple of every leaf width), increasing.
-// Only the first part's upload is not hidden. A part's upload must be done
-// when the factorization reaches it: on an H100 a column of 8192 rows goes up
-// in about 0.9 us and is factored in about 2.5-3, so at 8192 the last part may
-// be at most some 2.8 times as wide as all before it. Split at n / 4, n / 16,
-// ... the LU at 8192 took 36.7 ms against 36.0 (4096: 11.8 either way; three
-// processes each, alternating, tandem-bench lu --nb 8192, docs/PERFORMANCE.md).
-// Empty: no overlap.
-std::vector<int64_t> overlapped_parts(int64_t m, int64_t n) {
-    std::vector<int64_t> bounds;
-    if (m * n < kOverlappedCopyLeastFloats) return bounds;
-    for (int64_t columns = n / 3; columns >= 128; columns /= 3) {
-        const int64_t bound = (columns + 127) / 128 * 128;
-        if (bound < n && (bounds.empty() || bound < bounds.front()))
-            bounds.insert(bounds.begin(), bound);
-    }
-    return bounds;
-}
-
 // A matrix's rows are sent back in pieces of at least this many rows (a
 // sixteenth, at least 128): each piece costs its own copies and waits.
 int64_t least_rows_returned(int64_t n) { return std::max<int64_t>(n / 16, 128); }
-
-// The 1-based pivots ipiv[0 .. count) as one permutation of m rows: perm[i] =
-// the row, before the interchanges, that row i holds after them.
-std::vector<int> fold_pivots(const int* ipiv, int64_t count, int64_t m) {
-    std::vector<int> perm(static_cast<size_t>(m));
-    std::iota(perm.begin(), perm.end(), 0);
-    for (int64_t j = 0; j < count; ++j) {
-        const int64_t p = ipiv[j] - 1;
-        if (p < j || p >= m)
-            throw Error(TANDEM_ERROR_INTERNAL, "the device panel returned pivot " +
-                                                   std::to_string(ipiv[j]) + " for column " +
-                                                   std::to_string(j + 1) + " of " + std::to_string(m) +
-                                                   " rows");
-        std::swap(perm[static_cast<size_t>(j)], perm[static_cast<size_t>(p)]);
-    }
-    return perm;
-}
 
 // Copies `count` pivots and the info after them from the device into ipiv
 // once the work on `s` has run; returns the info.
@@ -120,6 +81,25 @@ int CudaDevice::factor_column_major(int64_t m, int64_t n, float* a, int64_t lda,
     return info;
 }
 
+bool CudaDevice::hides_host_copies(int64_t m, int64_t n) const {
+    return n <= m && !overlapped_parts(m, n).empty() && use_recursive_panel(m, n, true);
+}
+
+bool CudaDevice::reserve_overlap_buffers(int64_t m, int64_t n, int64_t first) {
+    try {
+        arriving_columns_.ensure(sizeof(float) * static_cast<size_t>(m * (n - first)),
+                                 "the columns that arrive during the factorization");
+        column_perm_.ensure(sizeof(int) * static_cast<size_t>(m),
+                            "the interchanges of a part's columns");
+        return true;
+    } catch (const Error& e) {
+        if (e.code() != TANDEM_ERROR_OUT_OF_MEMORY) throw;
+        arriving_columns_.reset();
+        column_perm_.reset();
+        return false;
+    }
+}
+
 int CudaDevice::factor_host_column_major(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv) {
     DeviceGuard guard(ordinal_);
     if (m == 0 || n == 0) return 0;
@@ -127,12 +107,15 @@ int CudaDevice::factor_host_column_major(int64_t m, int64_t n, float* a, int64_t
         contract_error("factor_host_column_major", "a or ipiv null, or lda < m");
     kept_rows_ = kept_cols_ = 0;
     host_matrix_.ensure(sizeof(float) * static_cast<size_t>(m * n), "column-major copy of the matrix");
-    const std::vector<int64_t> parts = overlapped_parts(m, n);
-    if (!parts.empty() && n <= m && use_recursive_panel(m, n, true)) {
-        const int info = factor_host_overlapped(m, n, parts, a, lda, ipiv);
-        kept_rows_ = m;
-        kept_cols_ = n;
-        return info;
+    // Beside the factorization where its buffers fit; else before and after it.
+    if (hides_host_copies(m, n)) {
+        const std::vector<int64_t> parts = overlapped_parts(m, n);
+        if (reserve_overlap_buffers(m, n, parts.front())) {
+            const int info = factor_host_overlapped(m, n, parts, a, lda, ipiv);
+            kept_rows_ = m;
+            kept_cols_ = n;
+            return info;
+        }
     }
     float* const d_a = host_matrix_.floats();
     const cudaStream_t s = stream(Queue::compute);
@@ -172,7 +155,8 @@ cudaEvent_t CudaDevice::copy_event(size_t i) {
 //   the later nodes run.
 // Upload and download are on the copy queue, the factorization on the
 // compute queue; the host reads each part's pivots between the two uploads.
-// The caller's A is only read until the first rows go back.
+// The caller's A is only read until the first rows go back. The buffers are
+// reserved (reserve_overlap_buffers).
 int CudaDevice::factor_host_overlapped(int64_t m, int64_t n, const std::vector<int64_t>& bounds,
                                        float* a, int64_t lda, int* ipiv) {
     blas_int(m, "m");
@@ -182,13 +166,12 @@ int CudaDevice::factor_host_overlapped(int64_t m, int64_t n, const std::vector<i
     BounceBuffers& ring = bounce(Queue::copy);
     float* const d_a = host_matrix_.floats();
     const int64_t first = bounds.front();
-    arriving_columns_.ensure(sizeof(float) * static_cast<size_t>(m * (n - first)),
-                             "the columns that arrive during the factorization");
-    column_perm_.ensure(sizeof(int) * static_cast<size_t>(m), "the interchanges of a part's columns");
     int* const device_pivots = resident_pivots(n + 1 + kLeafMovesInts);
     int* const info = device_pivots + n;
     const DevicePanel whole{d_a, m, true, m, static_cast<int>(n), device_pivots, info, info + 1};
     const SubtractProduct subtract = panel_product(Queue::compute, m, true);
+    std::vector<std::pair<int64_t, cudaEvent_t>> final_rows;
+    std::vector<int> pivots_and_info(static_cast<size_t>(n + 1));
     size_t events = 0;
     auto mark = [&](cudaStream_t on) {
         const cudaEvent_t e = copy_event(events++);
@@ -196,44 +179,50 @@ int CudaDevice::factor_host_overlapped(int64_t m, int64_t n, const std::vector<i
         return e;
     };
 
-    // A(:, 0:b1) up, then factored on the compute queue.
-    copy_host_to_columns(a, lda, m, first, d_a, m, ring, c);
-    TANDEM_CUDA_CHECK(cudaStreamWaitEvent(s, mark(c), 0));
-    TANDEM_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), s));
-    DevicePanel arrived_part = whole;
-    arrived_part.width = static_cast<int>(first);
-    factor_panel_recursive(arrived_part, blas(Queue::compute), subtract);
-    std::vector<std::pair<int64_t, cudaEvent_t>> final_rows;
-    const int64_t least_rows = least_rows_returned(n);
-    for (size_t k = 0; k < bounds.size(); ++k) {
-        const int64_t done = bounds[k], next = k + 1 < bounds.size() ? bounds[k + 1] : n;
-        // A(:, done:next) up into the arriving buffer while A(:, 0:done) is factored.
-        float* const arriving = arriving_columns_.floats() + (done - first) * m;
-        copy_host_to_columns(a + done * lda, lda, m, next - done, arriving, m, ring, c);
-        const cudaEvent_t arrived = mark(c);
-        // A(:, done:next) = P A(:, done:next), P the interchanges of columns 0:done.
-        TANDEM_CUDA_CHECK(cudaMemcpyAsync(ipiv, device_pivots, sizeof(int) * done,
-                                          cudaMemcpyDeviceToHost, s));
-        TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
-        const std::vector<int> perm = fold_pivots(ipiv, done, m);
-        int* const device_perm = column_perm_.ints();  // the last part's gather has run
-        TANDEM_CUDA_CHECK(cudaMemcpyAsync(device_perm, perm.data(), sizeof(int) * perm.size(),
-                                          cudaMemcpyHostToDevice, s));
-        TANDEM_CUDA_CHECK(cudaStreamWaitEvent(s, arrived, 0));
-        permute_rows(arriving, m, d_a + done * m, m, m, next - done, device_perm, false, s);
-        // U12, A22 and the right part of A(:, 0:next); in the last part, rows
-        // [0, r) marked as they are final.
-        arrived_part.width = static_cast<int>(next);
-        RowsFinal rows_final = nullptr;
-        if (next == n)
-            rows_final = [&](int64_t r) {
-                const int64_t returned = final_rows.empty() ? 0 : final_rows.back().first;
-                if (r - returned >= least_rows) final_rows.emplace_back(r, mark(s));
-            };
-        finish_panel_recursive(arrived_part, static_cast<int>(done), blas(Queue::compute),
-                               subtract, rows_final);
+    try {
+        // A(:, 0:b1) up, then factored on the compute queue.
+        copy_host_to_columns(a, lda, m, first, d_a, m, ring, c);
+        TANDEM_CUDA_CHECK(cudaStreamWaitEvent(s, mark(c), 0));
+        TANDEM_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), s));
+        DevicePanel arrived_part = whole;
+        arrived_part.width = static_cast<int>(first);
+        factor_panel_recursive(arrived_part, blas(Queue::compute), subtract);
+        const int64_t least_rows = least_rows_returned(n);
+        for (size_t k = 0; k < bounds.size(); ++k) {
+            const int64_t done = bounds[k], next = k + 1 < bounds.size() ? bounds[k + 1] : n;
+            // A(:, done:next) up into the arriving buffer while A(:, 0:done) is factored.
+            float* const arriving = arriving_columns_.floats() + (done - first) * m;
+            copy_host_to_columns(a + done * lda, lda, m, next - done, arriving, m, ring, c);
+            const cudaEvent_t arrived = mark(c);
+            // A(:, done:next) = P A(:, done:next), P the interchanges of columns 0:done.
+            TANDEM_CUDA_CHECK(cudaMemcpyAsync(ipiv, device_pivots, sizeof(int) * done,
+                                              cudaMemcpyDeviceToHost, s));
+            TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
+            const std::vector<int> perm = fold_pivots(ipiv, done, m, name_ + ": the device panel");
+            int* const device_perm = column_perm_.ints();  // the last part's gather has run
+            TANDEM_CUDA_CHECK(cudaMemcpyAsync(device_perm, perm.data(), sizeof(int) * perm.size(),
+                                              cudaMemcpyHostToDevice, s));
+            TANDEM_CUDA_CHECK(cudaStreamWaitEvent(s, arrived, 0));
+            permute_rows(arriving, m, d_a + done * m, m, m, next - done, device_perm, false, s);
+            // U12, A22 and the right part of A(:, 0:next); in the last part,
+            // rows [0, r) marked as they are final.
+            arrived_part.width = static_cast<int>(next);
+            RowsFinal rows_final = nullptr;
+            if (next == n)
+                rows_final = [&](int64_t r) {
+                    const int64_t returned = final_rows.empty() ? 0 : final_rows.back().first;
+                    if (r - returned >= least_rows) final_rows.emplace_back(r, mark(s));
+                };
+            finish_panel_recursive(arrived_part, static_cast<int>(done), blas(Queue::compute),
+                                   subtract, rows_final);
+        }
+        final_rows.emplace_back(m, mark(s));
+    } catch (...) {
+        // A untouched; no queued copy may read it, or write the buffers, after this returns.
+        (void)cudaStreamSynchronize(c);
+        (void)cudaStreamSynchronize(s);
+        throw;
     }
-    final_rows.emplace_back(m, mark(s));
 
     try {  // the rows of the factors back into A, each piece once it is final
         int64_t done = 0;
@@ -243,10 +232,16 @@ int CudaDevice::factor_host_overlapped(int64_t m, int64_t n, const std::vector<i
             done = r;
         }
         TANDEM_CUDA_CHECK(cudaStreamSynchronize(c));
+        TANDEM_CUDA_CHECK(cudaMemcpyAsync(pivots_and_info.data(), device_pivots,
+                                          sizeof(int) * pivots_and_info.size(),
+                                          cudaMemcpyDeviceToHost, s));
+        TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
     } catch (const Error& e) {
-        throw_copying_factors(e, "");
+        (void)cudaStreamSynchronize(c);
+        throw_copying_factors(e, "; ipiv holds the pivots of the columns before the last part");
     }
-    return pivots_to_host(device_pivots, n, ipiv, s);
+    std::copy(pivots_and_info.begin(), pivots_and_info.end() - 1, ipiv);
+    return pivots_and_info.back();
 }
 
 }  // namespace tandem::gpu

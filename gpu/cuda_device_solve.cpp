@@ -13,7 +13,6 @@
 // become one permutation applied by a gather/scatter kernel (the per-swap
 // laswp is sequential in n and would dominate a solve with few right-hand sides).
 #include <algorithm>
-#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,25 +23,6 @@
 #include "tandem/tandem.hpp"
 
 namespace tandem::gpu {
-namespace {
-
-// perm[i] = the row of B that P moves to row i: the swaps of ipiv applied in
-// order to 0 .. n-1. (P B)(i, :) = B(perm[i], :).
-std::vector<int> permutation_of(int64_t n, const int* ipiv, const std::string& device) {
-    std::vector<int> perm(static_cast<size_t>(n));
-    std::iota(perm.begin(), perm.end(), 0);
-    for (int64_t k = 0; k < n; ++k) {
-        const int64_t p = int64_t(ipiv[k]) - 1;
-        if (p < 0 || p >= n)
-            throw Error(TANDEM_ERROR_INTERNAL, device + ": solve: ipiv[" + std::to_string(k) +
-                                                   "] = " + std::to_string(ipiv[k]) +
-                                                   " is outside 1 .. " + std::to_string(n));
-        std::swap(perm[k], perm[p]);
-    }
-    return perm;
-}
-
-}  // namespace
 
 void CudaDevice::solve(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
                        int64_t ldb) {
@@ -90,7 +70,7 @@ void CudaDevice::solve_with_factors(const float* factors, int64_t ld, bool colum
     if (n == 0 || nrhs == 0) return;
     if (ipiv == nullptr || b == nullptr || ldb < n)
         contract_error("solve", "ipiv or b null, or ldb " + std::to_string(ldb) + " < n");
-    const std::vector<int> perm = permutation_of(n, ipiv, name_);
+    const std::vector<int> perm = fold_pivots(ipiv, n, n, name_ + ": solve");
     const cudaStream_t s = stream(Queue::compute);
 
     // Right-hand sides go in column chunks of two n x chunk buffers (in and out

@@ -1,8 +1,13 @@
 #include "gpu/permute_rows.hpp"
 
 #include <algorithm>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "gpu/cuda_check.hpp"
+#include "tandem/tandem.hpp"
 
 namespace tandem::gpu {
 namespace {
@@ -62,6 +67,20 @@ __global__ void fold_swaps_kernel(int* perm, const __grid_constant__ Swaps swaps
 }
 
 }  // namespace
+
+std::vector<int> fold_pivots(const int* ipiv, int64_t count, int64_t rows, const std::string& who) {
+    std::vector<int> perm(static_cast<size_t>(rows));
+    std::iota(perm.begin(), perm.end(), 0);
+    for (int64_t k = 0; k < count; ++k) {
+        const int64_t p = int64_t(ipiv[k]) - 1;
+        if (p < 0 || p >= rows)
+            throw Error(TANDEM_ERROR_INTERNAL, who + ": ipiv[" + std::to_string(k) + "] = " +
+                                                   std::to_string(ipiv[k]) + " is outside 1 .. " +
+                                                   std::to_string(rows));
+        std::swap(perm[static_cast<size_t>(k)], perm[static_cast<size_t>(p)]);
+    }
+    return perm;
+}
 
 void iota_rows(int* perm, int64_t rows, cudaStream_t stream) {
     if (rows <= 0) return;

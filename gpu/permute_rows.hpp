@@ -1,11 +1,14 @@
 // Row permutations applied as one gather: the solve's on column-major
-// right-hand sides, and a block's catch-up on row-major storage.
+// right-hand sides, a block's catch-up on row-major storage, and the columns
+// that arrive beside the one-panel call's factorization.
 #ifndef TANDEM_GPU_PERMUTE_ROWS_HPP
 #define TANDEM_GPU_PERMUTE_ROWS_HPP
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace tandem::gpu {
 
@@ -23,6 +26,13 @@ void permute_rows(const float* in, int64_t ld_in, float* out, int64_t ld_out, in
 // Issued on `stream`. (Rows are contiguous here, so a warp copies along a row.)
 void gather_rows_row_major(const float* in, int64_t ld_in, float* out, int64_t ld_out,
                            int64_t rows, int64_t cols, const int* perm, cudaStream_t stream);
+
+// The interchanges k = 0 .. count-1 (swap rows k and ipiv[k]-1; ipiv 1-based,
+// host memory) of a matrix of `rows` rows as one permutation (host memory):
+// perm[i] = the row that row i holds after them, so that (P B)(i, :) =
+// B(perm[i], :). A pivot outside 1 .. rows throws TANDEM_ERROR_INTERNAL,
+// naming `who`.
+std::vector<int> fold_pivots(const int* ipiv, int64_t count, int64_t rows, const std::string& who);
 
 // perm[i] = i for i < rows (device array). Issued on `stream`.
 void iota_rows(int* perm, int64_t rows, cudaStream_t stream);

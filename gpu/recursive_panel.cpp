@@ -1,6 +1,7 @@
 #include "gpu/recursive_panel.hpp"
 
 #include <string>
+#include <vector>
 
 #include "gpu/panel_leaf.hpp"
 #include "tandem/tandem.hpp"
@@ -64,6 +65,17 @@ void check_fits(const DevicePanel& panel, const char* who) {
 }  // namespace
 
 bool recursive_panel_fits(int64_t rows) { return leaf_width_for(rows) > 0; }
+
+std::vector<int64_t> overlapped_parts(int64_t m, int64_t n) {
+    std::vector<int64_t> bounds;
+    if (m * n < kOverlappedCopyLeastFloats) return bounds;
+    for (int64_t columns = n / 3; columns >= 128; columns /= 3) {
+        const int64_t bound = (columns + 127) / 128 * 128;
+        if (bound < n && (bounds.empty() || bound < bounds.front()))
+            bounds.insert(bounds.begin(), bound);
+    }
+    return bounds;
+}
 
 void factor_panel_recursive(const DevicePanel& panel, const BlasQueue& queue,
                             const SubtractProduct& subtract_product, const RowsFinal& rows_final) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "gpu/gemm.hpp"
 
@@ -60,6 +61,23 @@ void factor_panel_recursive(const DevicePanel& panel, const BlasQueue& queue,
 void finish_panel_recursive(const DevicePanel& panel, int factored, const BlasQueue& queue,
                             const SubtractProduct& subtract_product,
                             const RowsFinal& rows_final = nullptr);
+
+// From this many floats of A on (with n <= m), a host matrix factored by the
+// recursive panel in one call goes up in parts beside its factorization
+// (CudaDevice::factor_host_column_major).
+constexpr int64_t kOverlappedCopyLeastFloats = int64_t(1) << 20;
+
+// Where the columns of such a matrix split so that each part is factored
+// while the next arrives: n / 3, n / 9, ... down to 128 columns, in whole
+// 128s (a multiple of every leaf width), increasing; empty below
+// kOverlappedCopyLeastFloats. Only the first part's upload is not hidden. A
+// part's upload must be done when the factorization reaches it: on an H100 a
+// column of 8192 rows goes up in about 0.9 us and is factored in about 2.5-3,
+// so at 8192 the last part may be at most some 2.8 times as wide as all
+// before it. Split at n / 4, n / 16, ... the LU at 8192 took 36.7 ms against
+// 36.0 (4096: 11.8 either way; three processes each, alternating,
+// tandem-bench lu --nb 8192, docs/PERFORMANCE.md).
+std::vector<int64_t> overlapped_parts(int64_t m, int64_t n);
 
 }  // namespace tandem::gpu
 

@@ -43,11 +43,6 @@ namespace tandem {
 
 enum class Queue { compute = 0, transfer = 1, copy = 2 };
 
-// The size (floats of A) from which Device::factor_host_column_major moves
-// the matrix beside its factorization on a GPU; the planner weighs that call's
-// copies by it.
-constexpr int64_t kOverlappedCopyLeastFloats = int64_t(1) << 20;
-
 // Handle of an event recorded on a queue; valid until the device's next allocate().
 using Event = int;
 
@@ -175,10 +170,14 @@ public:
     // sgetrf on a HOST matrix: `a` is copied as it is into a buffer of the
     // device, factored there as above and copied back; the factors stay on the
     // device for solve_kept_factors until the next call that needs the buffer.
-    // From kOverlappedCopyLeastFloats floats on, with n <= m, a GPU moves the
-    // matrix beside the factorization (its first columns go up first, the
-    // rows of the factors come back as they become final).
+    // Where hides_host_copies(m, n), the matrix moves beside the
+    // factorization (its first columns go up first, the rows of the factors
+    // come back as they become final).
     virtual int factor_host_column_major(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv);
+    // Whether factor_host_column_major moves an m x n matrix beside its
+    // factorization rather than before and after it (the planner counts its
+    // copies accordingly).
+    virtual bool hides_host_copies(int64_t m, int64_t n) const;
     // op(A) X = B for B (host memory, overwritten with X) with the n x n
     // factors the last factor_host_column_major left on the device.
     virtual void solve_kept_factors(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
@@ -251,6 +250,7 @@ inline void Device::wait_for(Queue, Device& source, Event) {
 inline int Device::factor_column_major(int64_t, int64_t, float*, int64_t, int*) {
     throw Error(TANDEM_ERROR_INTERNAL, name() + ": factor_column_major: not a GPU");
 }
+inline bool Device::hides_host_copies(int64_t, int64_t) const { return false; }
 inline int Device::factor_host_column_major(int64_t, int64_t, float*, int64_t, int*) {
     throw Error(TANDEM_ERROR_INTERNAL, name() + ": factor_host_column_major: not a GPU");
 }

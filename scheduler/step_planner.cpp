@@ -8,8 +8,6 @@
 #include <sstream>
 #include <utility>
 
-#include "scheduler/device.hpp"
-
 namespace tandem {
 namespace {
 
@@ -179,15 +177,13 @@ StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& reques
     // A small square matrix may be done faster by the device's panel routine on
     // the whole of it (one step, one call) than in steps whose panels are each
     // a chain of small kernels. Streamed, the steps hide the copies; the single
-    // call hides most of them from kOverlappedCopyLeastFloats on, none below.
+    // call hides most of them where the device says so, else none.
     const bool may_take_whole = request.num_devices <= 1 && request.block_size <= 0 &&
                                 request.placement != PanelPlacement::cpu && request.m == request.n &&
                                 request.m > 0;
     if (may_take_whole) {
         const double whole = model.device_whole_seconds(request.n);
-        const bool overlapped =
-            double(request.m) * double(request.n) >= double(kOverlappedCopyLeastFloats);
-        const double exposed = overlapped ? kOverlappedCopyShare : 1.0;
+        const double exposed = request.whole_call_hides_copies ? kOverlappedCopyShare : 1.0;
         const double whole_total = whole + exposed * plan.host_copy_seconds;
         const double optimism = request.streamed ? kStreamedStepModelOptimism : kStepModelOptimism;
         const double steps_total = std::max(optimism * plan.predicted_seconds, plan.host_copy_seconds);

@@ -43,6 +43,10 @@ struct StepPlanRequest {
     // Several devices read device-factored panels from each other directly
     // (LuSteps' peer path): such a panel does not cross the host.
     bool peer_panels = false;
+    // Streamed, on one device: the device's call on the whole matrix moves it
+    // beside its factorization (Device::hides_host_copies), and the plan
+    // counts only kOverlappedCopyShare of the copies against that call.
+    bool whole_call_hides_copies = false;
 };
 
 struct StepPlan {
@@ -82,11 +86,12 @@ constexpr double kStepModelOptimism = 1.15;
 constexpr double kStreamedStepModelOptimism = 1.7;
 // The share of the host's copies (both ways) that the whole matrix in one
 // device panel leaves uncovered when it moves the matrix beside the
-// factorization (Device::factor_host_column_major from
-// kOverlappedCopyLeastFloats on): 0.36 at n = 4096 and 0.17 at 8192 on one
-// H100 (the host call against the same call on a matrix in GPU memory, over
-// the calibrated copy time; tandem-bench lu --nb 8192, 2026-11-25,
-// docs/PERFORMANCE.md). Below that size the call moves the matrix, then factors it.
+// factorization (StepPlanRequest::whole_call_hides_copies): 0.36 at n = 4096
+// and 0.17 at 8192 on one H100 (the host call against the same call on a
+// matrix in GPU memory, over the calibrated copy time; tandem-bench lu --nb
+// 8192, 2026-11-25, docs/PERFORMANCE.md). Below 4096 the call's fixed costs
+// weigh more than its copies (0.3 ms more than from GPU memory at 1024, where
+// the copies take 0.2), but there the single call wins by far more.
 constexpr double kOverlappedCopyShare = 0.4;
 
 // How much faster by the model a plan with CPU panels must be than the plan

@@ -68,7 +68,8 @@ std::string plan_key(const PerformanceModel& model, const StepPlanRequest& r) {
     std::string key = model.fingerprint + "|" + std::to_string(r.m) + " " + std::to_string(r.n) +
                       " " + std::to_string(r.num_devices) + " " + std::to_string(r.block_size) +
                       " " + std::to_string(static_cast<int>(r.placement)) + " " +
-                      std::to_string(r.streamed) + " " + std::to_string(r.peer_panels) + " w";
+                      std::to_string(r.streamed) + " " + std::to_string(r.peer_panels) + " " +
+                      std::to_string(r.whole_call_hides_copies) + " w";
     for (int w : r.candidate_widths) key += " " + std::to_string(w);
     return key;
 }

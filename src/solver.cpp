@@ -79,6 +79,8 @@ HybridSettings Solver::hybrid_settings(int64_t m, int64_t n, const std::vector<D
         request.placement = options_.placement;
         request.streamed = options_.stream_matrix;
         request.peer_panels = options_.peer_copies && devices_read_each_other(devices);
+        request.whole_call_hides_copies =
+            options_.stream_matrix && num_devices == 1 && devices[0]->hides_host_copies(m, n);
         const StepPlan steps = machine_plan(source.model, request);
         settings.widths = steps.widths;
         settings.sites = steps.sites;
@@ -238,7 +240,10 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
                 const int info = run_one_panel(report, *devices[0], m, n, [&] {
                     return devices[0]->factor_host_column_major(m, n, a, lda, ipiv);
                 });
-                report.plan += "the panel on a column-major copy of the matrix on the GPU\n";
+                report.plan += "the panel on a column-major copy of the matrix on the GPU";
+                report.plan += devices[0]->hides_host_copies(m, n)
+                                   ? ", its copies beside the factorization\n"
+                                   : "\n";
                 factors_kept_ = m == n;
                 return info;
             }

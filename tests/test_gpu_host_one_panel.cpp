@@ -8,13 +8,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/cuda_device.hpp"
+#include "gpu/permute_rows.hpp"
+#include "gpu/recursive_panel.hpp"
 #include "scheduler/cache_file.hpp"
 #include "scheduler/gpu_backend.hpp"
 #include "scheduler/performance_model.hpp"
@@ -67,11 +71,12 @@ TEST_F(GpuHostOnePanel, FactorsPageableAndPinnedMatricesAsLapack) {
     // copies overlap the factorization: the columns go up in parts, each
     // factored while the next arrives, and the rows go back in pieces as they
     // become final (2100 x 2100 and 1536 x 1536 pinned in three parts,
-    // 3000 x 1100 in two, with a tall last piece; 1100 x 3000 is
-    // wide and moves whole).
+    // 3000 x 1100 and 2500 x 1200 pinned in two, with a tall last piece;
+    // 1100 x 3000 is wide and moves whole).
     const Case cases[] = {{1000, 1000, false}, {1000, 1000, true},  {60, 40, false},
                           {40, 60, true},      {700, 700, false},   {2100, 2100, false},
-                          {1536, 1536, true},  {3000, 1100, false}, {1100, 3000, false}};
+                          {1536, 1536, true},  {3000, 1100, false}, {2500, 1200, true},
+                          {1100, 3000, false}};
     for (const Case& c : cases) {
         const uint64_t seed = test_seed();
         SCOPED_TRACE("m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) +
@@ -93,6 +98,64 @@ TEST_F(GpuHostOnePanel, FactorsPageableAndPinnedMatricesAsLapack) {
         EXPECT_EQ(padding_changes(c.m, c.n, lda, lu.data()), 0);
         EXPECT_EQ(report.backend, Backend::gpu);
         EXPECT_NE(report.plan.find("column-major copy"), std::string::npos) << report.plan;
+        const bool beside = int64_t(c.m) * c.n >= gpu::kOverlappedCopyLeastFloats && c.n <= c.m;
+        EXPECT_EQ(report.plan.find("copies beside the factorization") != std::string::npos, beside)
+            << report.plan;
+    }
+}
+
+TEST_F(GpuHostOnePanel, CusolversPanelCopiesBeforeAndAfter) {
+    const int n = 1200;
+    const std::vector<float> a = make_matrix(n, n, n, MatrixKind::random, test_seed());
+    std::vector<float> lu = a;
+    std::vector<int> ipiv(static_cast<size_t>(n));
+    Options options = one_device_panel(n);
+    options.device_panel = DevicePanelMethod::cusolver;
+    Report report;
+    ASSERT_EQ(sgetrf(n, n, lu.data(), n, ipiv.data(), options, &report), 0);
+    EXPECT_LT(factorization_residual(n, n, a.data(), n, lu.data(), n, ipiv.data()), kResidualBound);
+    EXPECT_NE(report.plan.find("column-major copy"), std::string::npos) << report.plan;
+    EXPECT_EQ(report.plan.find("copies beside"), std::string::npos) << report.plan;
+}
+
+// The parts of the overlapped call and the fold of its pivots: host code,
+// run with or without a GPU.
+TEST(OverlappedParts, ThirdsInWhole128sFromAMillionFloats) {
+    EXPECT_TRUE(gpu::overlapped_parts(1000, 1000).empty());  // below 2^20 floats
+    EXPECT_TRUE(gpu::overlapped_parts(65536, 16).empty());   // too narrow to split
+    EXPECT_EQ(gpu::overlapped_parts(1024, 1024), std::vector<int64_t>{384});
+    EXPECT_EQ(gpu::overlapped_parts(1600, 1600), (std::vector<int64_t>{256, 640}));
+    EXPECT_EQ(gpu::overlapped_parts(2100, 2100), (std::vector<int64_t>{256, 768}));
+    EXPECT_EQ(gpu::overlapped_parts(3000, 1100), std::vector<int64_t>{384});
+    EXPECT_EQ(gpu::overlapped_parts(8192, 8192), (std::vector<int64_t>{384, 1024, 2816}));
+    for (const int64_t n : {int64_t(1024), int64_t(3001), int64_t(4096), int64_t(32768)}) {
+        const std::vector<int64_t> parts = gpu::overlapped_parts(n, n);
+        ASSERT_FALSE(parts.empty()) << n;
+        for (size_t k = 0; k < parts.size(); ++k) {
+            EXPECT_EQ(parts[k] % 128, 0) << n;
+            EXPECT_LT(parts[k], n) << n;
+            if (k > 0) EXPECT_GT(parts[k], parts[k - 1]) << n;
+        }
+    }
+}
+
+TEST(FoldPivots, IsTheInterchangesAppliedInOrder) {
+    const int rows = 10;
+    const std::vector<int> ipiv = {3, 3, 10, 4, 7, 10};  // 1-based, LAPACK's
+    std::vector<int> moved(rows);
+    for (int i = 0; i < rows; ++i) moved[static_cast<size_t>(i)] = i;
+    for (size_t k = 0; k < ipiv.size(); ++k) std::swap(moved[k], moved[static_cast<size_t>(ipiv[k] - 1)]);
+    EXPECT_EQ(gpu::fold_pivots(ipiv.data(), static_cast<int64_t>(ipiv.size()), rows, "test"), moved);
+    EXPECT_EQ(gpu::fold_pivots(ipiv.data(), 0, 3, "test"), (std::vector<int>{0, 1, 2}));
+    for (const int bad : {0, 11, -2}) {
+        const std::vector<int> wrong = {2, bad};
+        try {
+            gpu::fold_pivots(wrong.data(), 2, rows, "test");
+            ADD_FAILURE() << "pivot " << bad << " accepted";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.code(), TANDEM_ERROR_INTERNAL);
+            EXPECT_NE(std::string(e.what()).find("test: ipiv[1]"), std::string::npos) << e.what();
+        }
     }
 }
 

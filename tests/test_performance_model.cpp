@@ -188,20 +188,21 @@ TEST(StepPlanner, TakesASmallMatrixWholeWhenItsMeasuredTimeBeatsTheSteps) {
     EXPECT_NE(streamed_plan.describe().find("x 1.70"), std::string::npos) << streamed_plan.describe();
 }
 
-// Streamed from host memory, the whole matrix in one call moves it beside the
-// factorization from kOverlappedCopyLeastFloats on, and the plan counts only
-// kOverlappedCopyShare of the copies against it; below, all of them. Each size
-// here: the whole matrix as long as its steps' prediction p, the copies too,
-// so that the single call costs 1.4 p overlapped and 2 p not, against 1.7 p
-// for the steps.
+// Streamed from host memory, where the device's call on the whole matrix
+// moves it beside the factorization the plan counts only kOverlappedCopyShare
+// of the copies against that call; elsewhere all of them. Here the whole
+// matrix takes as long as its steps' prediction p, the copies too, so that the
+// single call costs 1.4 p when it hides its copies and 2 p when not, against
+// 1.7 p for the steps.
 TEST(StepPlanner, CountsTheCopiesASingleCallLeavesUncovered) {
-    for (const int64_t n : {int64_t(512), int64_t(2048)}) {
-        SCOPED_TRACE("n=" + std::to_string(n));
-        const bool overlapped = n * n >= kOverlappedCopyLeastFloats;
+    for (const bool hides : {false, true}) {
+        SCOPED_TRACE(hides ? "the call hides its copies" : "the call copies, then factors");
+        const int64_t n = 2048;
         PerformanceModel m = synthetic_model(1e-12, 1e-3);
         StepPlanRequest r;
         r.m = r.n = n;
         r.streamed = true;
+        r.whole_call_hides_copies = hides;
         const double p = plan_steps(m, r).predicted_seconds;
         ASSERT_GT(p, 0.0);
         m.host_copy_bytes_per_second = 2.0 * 4.0 * double(n) * double(n) / p;
@@ -209,7 +210,7 @@ TEST(StepPlanner, CountsTheCopiesASingleCallLeavesUncovered) {
         ASSERT_NEAR(m.device_whole_seconds(n), p, 1e-9 * p);
         const StepPlan plan = plan_steps(m, r);
         ASSERT_NEAR(plan.host_copy_seconds, p, 1e-9 * p);
-        if (overlapped) {
+        if (hides) {
             EXPECT_EQ(plan.widths, std::vector<int>{static_cast<int>(n)});
             EXPECT_GT(plan.steps_alternative_seconds, 0.0);
             EXPECT_DOUBLE_EQ(plan.host_copy_exposed, kOverlappedCopyShare);
@@ -217,6 +218,7 @@ TEST(StepPlanner, CountsTheCopiesASingleCallLeavesUncovered) {
                       std::string::npos)
                 << plan.describe();
         } else {
+            EXPECT_GT(plan.widths.size(), 1u) << plan.describe();
             EXPECT_EQ(plan.steps_alternative_seconds, 0.0) << plan.describe();
         }
     }
