@@ -130,6 +130,7 @@ public:
     // From kOverlappedCopyLeastFloats floats on, with n <= m, where tandem's
     // recursive panel takes the whole matrix.
     bool hides_host_copies(int64_t m, int64_t n) const override;
+    bool last_host_call_hid_copies() const override { return host_call_hid_copies_; }
     // op(A) X = B for B in host memory, with the n x n factors that the last
     // factor_host_column_major left on this GPU (ipiv: its pivots, host memory).
     void solve_kept_factors(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
@@ -261,6 +262,7 @@ private:
     DeviceBuffer arriving_columns_;  // ... its right columns as they arrive, before their interchanges
     DeviceBuffer column_perm_;       // ... and those interchanges as one permutation
     std::vector<cudaEvent_t> copy_events_;  // ... and its copies' events
+    bool host_call_hid_copies_ = false;     // ... whether the last one moved A beside it
     int64_t kept_rows_ = 0, kept_cols_ = 0;  // ... the factors it holds (0 x 0: none)
     DeviceBuffer solve_rhs_[2];  // the solves: right-hand sides in and out of the permutation
     DeviceBuffer solve_perm_;    // ... and the permutation

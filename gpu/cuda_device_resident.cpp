@@ -82,6 +82,7 @@ int CudaDevice::factor_column_major(int64_t m, int64_t n, float* a, int64_t lda,
 }
 
 bool CudaDevice::hides_host_copies(int64_t m, int64_t n) const {
+    DeviceGuard guard(ordinal_);  // the leaves' reach is this GPU's
     return n <= m && !overlapped_parts(m, n).empty() && use_recursive_panel(m, n, true);
 }
 
@@ -106,6 +107,7 @@ int CudaDevice::factor_host_column_major(int64_t m, int64_t n, float* a, int64_t
     if (a == nullptr || ipiv == nullptr || lda < m)
         contract_error("factor_host_column_major", "a or ipiv null, or lda < m");
     kept_rows_ = kept_cols_ = 0;
+    host_call_hid_copies_ = false;
     host_matrix_.ensure(sizeof(float) * static_cast<size_t>(m * n), "column-major copy of the matrix");
     // Beside the factorization where its buffers fit; else before and after it.
     if (hides_host_copies(m, n)) {
@@ -114,6 +116,7 @@ int CudaDevice::factor_host_column_major(int64_t m, int64_t n, float* a, int64_t
             const int info = factor_host_overlapped(m, n, parts, a, lda, ipiv);
             kept_rows_ = m;
             kept_cols_ = n;
+            host_call_hid_copies_ = true;
             return info;
         }
     }
@@ -198,6 +201,11 @@ int CudaDevice::factor_host_overlapped(int64_t m, int64_t n, const std::vector<i
             TANDEM_CUDA_CHECK(cudaMemcpyAsync(ipiv, device_pivots, sizeof(int) * done,
                                               cudaMemcpyDeviceToHost, s));
             TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
+            for (int64_t j = 0; j < done; ++j)  // a pivot row is never above its column's diagonal
+                if (ipiv[j] <= j)
+                    throw Error(TANDEM_ERROR_INTERNAL, name_ + ": the device panel gave column " +
+                                                           std::to_string(j + 1) + " pivot row " +
+                                                           std::to_string(ipiv[j]));
             const std::vector<int> perm = fold_pivots(ipiv, done, m, name_ + ": the device panel");
             int* const device_perm = column_perm_.ints();  // the last part's gather has run
             TANDEM_CUDA_CHECK(cudaMemcpyAsync(device_perm, perm.data(), sizeof(int) * perm.size(),

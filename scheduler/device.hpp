@@ -178,6 +178,9 @@ public:
     // factorization rather than before and after it (the planner counts its
     // copies accordingly).
     virtual bool hides_host_copies(int64_t m, int64_t n) const;
+    // Whether the last factor_host_column_major did (it copies, then factors,
+    // where the device lacks the memory to do otherwise).
+    virtual bool last_host_call_hid_copies() const;
     // op(A) X = B for B (host memory, overwritten with X) with the n x n
     // factors the last factor_host_column_major left on the device.
     virtual void solve_kept_factors(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
@@ -251,6 +254,7 @@ inline int Device::factor_column_major(int64_t, int64_t, float*, int64_t, int*) 
     throw Error(TANDEM_ERROR_INTERNAL, name() + ": factor_column_major: not a GPU");
 }
 inline bool Device::hides_host_copies(int64_t, int64_t) const { return false; }
+inline bool Device::last_host_call_hid_copies() const { return false; }
 inline int Device::factor_host_column_major(int64_t, int64_t, float*, int64_t, int*) {
     throw Error(TANDEM_ERROR_INTERNAL, name() + ": factor_host_column_major: not a GPU");
 }

@@ -241,7 +241,7 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
                     return devices[0]->factor_host_column_major(m, n, a, lda, ipiv);
                 });
                 report.plan += "the panel on a column-major copy of the matrix on the GPU";
-                report.plan += devices[0]->hides_host_copies(m, n)
+                report.plan += devices[0]->last_host_call_hid_copies()
                                    ? ", its copies beside the factorization\n"
                                    : "\n";
                 factors_kept_ = m == n;

@@ -70,8 +70,8 @@ TEST_F(GpuHostOnePanel, FactorsPageableAndPinnedMatricesAsLapack) {
     // 700 x 700 in several chunks. From 2^20 floats on, with n <= m, the
     // copies overlap the factorization: the columns go up in parts, each
     // factored while the next arrives, and the rows go back in pieces as they
-    // become final (2100 x 2100 and 1536 x 1536 pinned in three parts,
-    // 3000 x 1100 and 2500 x 1200 pinned in two, with a tall last piece;
+    // become final (2100 x 2100, 1536 x 1536 pinned and 2500 x 1200 pinned in
+    // three parts, 3000 x 1100 in two; the tall ones with a tall last piece;
     // 1100 x 3000 is wide and moves whole).
     const Case cases[] = {{1000, 1000, false}, {1000, 1000, true},  {60, 40, false},
                           {40, 60, true},      {700, 700, false},   {2100, 2100, false},
