@@ -96,8 +96,8 @@ enum class DevicePanelMethod { automatic, recursive, cusolver };
 //           significant bits per product, at a higher rate. The accuracy and the
 //           speed measured against fp32 are in docs/PERFORMANCE.md. Panels,
 //           U12 and solves stay FP32, and so does a plan that factors the whole
-//           matrix as one device panel (the automatic plan below n of about
-//           4096). An entry whose TF32 rounding would overflow is truncated
+//           matrix as one device panel (the automatic plan up to n of about
+//           4096, from host memory up to about 8192: docs/ALGORITHM.md). An entry whose TF32 rounding would overflow is truncated
 //           instead; low parts below FP32's normal range (|a| < about 2^-115)
 //           count as zero, as the tensor cores take them.
 //   tf32:   one TF32 tensor-core product (operands rounded to 10 fraction
