@@ -24,10 +24,11 @@ namespace {
 // sixteenth, at least 128): each piece costs its own copies and waits.
 int64_t least_rows_returned(int64_t n) { return std::max<int64_t>(n / 16, 128); }
 
-// Copies `count` pivots and the info after them from the device into ipiv
-// once the work on `s` has run; returns the info.
-int pivots_to_host(const int* device_pivots, int64_t count, int* ipiv, cudaStream_t s) {
-    std::vector<int> pivots_and_info(static_cast<size_t>(count + 1));
+// Copies the pivots and the info after them (pivots_and_info.size() ints,
+// room the caller made) from the device into ipiv once the work on `s` has
+// run; returns the info.
+int pivots_to_host(const int* device_pivots, std::vector<int>& pivots_and_info, int* ipiv,
+                   cudaStream_t s) {
     TANDEM_CUDA_CHECK(cudaMemcpyAsync(pivots_and_info.data(), device_pivots,
                                       sizeof(int) * pivots_and_info.size(), cudaMemcpyDeviceToHost,
                                       s));
@@ -74,7 +75,8 @@ int CudaDevice::factor_column_major(int64_t m, int64_t n, float* a, int64_t lda,
         cusolver_getrf(solver(Queue::compute), m, n, a, lda, resident_work_,
                        "sgetrf_gpu's cuSOLVER workspace", device_pivots, device_pivots + k);
     }
-    const int info = pivots_to_host(device_pivots, k, ipiv, s);
+    std::vector<int> pivots_and_info(static_cast<size_t>(k + 1));
+    const int info = pivots_to_host(device_pivots, pivots_and_info, ipiv, s);
     if (info < 0)  // cuSOLVER's; the recursive panel reports none
         throw Error(TANDEM_ERROR_DEVICE, name_ + ": cusolverDnSgetrf rejected argument " +
                                              std::to_string(-info));
@@ -174,7 +176,7 @@ int CudaDevice::factor_host_overlapped(int64_t m, int64_t n, const std::vector<i
     const DevicePanel whole{d_a, m, true, m, static_cast<int>(n), device_pivots, info, info + 1};
     const SubtractProduct subtract = panel_product(Queue::compute, m, true);
     std::vector<std::pair<int64_t, cudaEvent_t>> final_rows;
-    std::vector<int> pivots_and_info(static_cast<size_t>(n + 1));
+    std::vector<int> pivots_and_info(static_cast<size_t>(n + 1));  // made before A is written
     size_t events = 0;
     auto mark = [&](cudaStream_t on) {
         const cudaEvent_t e = copy_event(events++);
@@ -201,12 +203,8 @@ int CudaDevice::factor_host_overlapped(int64_t m, int64_t n, const std::vector<i
             TANDEM_CUDA_CHECK(cudaMemcpyAsync(ipiv, device_pivots, sizeof(int) * done,
                                               cudaMemcpyDeviceToHost, s));
             TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
-            for (int64_t j = 0; j < done; ++j)  // a pivot row is never above its column's diagonal
-                if (ipiv[j] <= j)
-                    throw Error(TANDEM_ERROR_INTERNAL, name_ + ": the device panel gave column " +
-                                                           std::to_string(j + 1) + " pivot row " +
-                                                           std::to_string(ipiv[j]));
-            const std::vector<int> perm = fold_pivots(ipiv, done, m, name_ + ": the device panel");
+            const std::vector<int> perm =
+                fold_pivots(ipiv, done, m, name_ + ": the device panel", true);
             int* const device_perm = column_perm_.ints();  // the last part's gather has run
             TANDEM_CUDA_CHECK(cudaMemcpyAsync(device_perm, perm.data(), sizeof(int) * perm.size(),
                                               cudaMemcpyHostToDevice, s));
@@ -240,16 +238,11 @@ int CudaDevice::factor_host_overlapped(int64_t m, int64_t n, const std::vector<i
             done = r;
         }
         TANDEM_CUDA_CHECK(cudaStreamSynchronize(c));
-        TANDEM_CUDA_CHECK(cudaMemcpyAsync(pivots_and_info.data(), device_pivots,
-                                          sizeof(int) * pivots_and_info.size(),
-                                          cudaMemcpyDeviceToHost, s));
-        TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
+        return pivots_to_host(device_pivots, pivots_and_info, ipiv, s);
     } catch (const Error& e) {
         (void)cudaStreamSynchronize(c);
         throw_copying_factors(e, "; ipiv holds the pivots of the columns before the last part");
     }
-    std::copy(pivots_and_info.begin(), pivots_and_info.end() - 1, ipiv);
-    return pivots_and_info.back();
 }
 
 }  // namespace tandem::gpu

@@ -68,14 +68,16 @@ __global__ void fold_swaps_kernel(int* perm, const __grid_constant__ Swaps swaps
 
 }  // namespace
 
-std::vector<int> fold_pivots(const int* ipiv, int64_t count, int64_t rows, const std::string& who) {
+std::vector<int> fold_pivots(const int* ipiv, int64_t count, int64_t rows, const std::string& who,
+                             bool from_factorization) {
     std::vector<int> perm(static_cast<size_t>(rows));
     std::iota(perm.begin(), perm.end(), 0);
     for (int64_t k = 0; k < count; ++k) {
-        const int64_t p = int64_t(ipiv[k]) - 1;
-        if (p < 0 || p >= rows)
+        const int64_t p = int64_t(ipiv[k]) - 1, least = from_factorization ? k : 0;
+        if (p < least || p >= rows)
             throw Error(TANDEM_ERROR_INTERNAL, who + ": ipiv[" + std::to_string(k) + "] = " +
-                                                   std::to_string(ipiv[k]) + " is outside 1 .. " +
+                                                   std::to_string(ipiv[k]) + " is outside " +
+                                                   std::to_string(least + 1) + " .. " +
                                                    std::to_string(rows));
         std::swap(perm[static_cast<size_t>(k)], perm[static_cast<size_t>(p)]);
     }

@@ -30,9 +30,11 @@ void gather_rows_row_major(const float* in, int64_t ld_in, float* out, int64_t l
 // The interchanges k = 0 .. count-1 (swap rows k and ipiv[k]-1; ipiv 1-based,
 // host memory) of a matrix of `rows` rows as one permutation (host memory):
 // perm[i] = the row that row i holds after them, so that (P B)(i, :) =
-// B(perm[i], :). A pivot outside 1 .. rows throws TANDEM_ERROR_INTERNAL,
-// naming `who`.
-std::vector<int> fold_pivots(const int* ipiv, int64_t count, int64_t rows, const std::string& who);
+// B(perm[i], :). A pivot outside 1 .. rows, or with `from_factorization`
+// above its column's diagonal (ipiv[k] <= k, which no LU gives), throws
+// TANDEM_ERROR_INTERNAL, naming `who`.
+std::vector<int> fold_pivots(const int* ipiv, int64_t count, int64_t rows, const std::string& who,
+                             bool from_factorization = false);
 
 // perm[i] = i for i < rows (device array). Issued on `stream`.
 void iota_rows(int* perm, int64_t rows, cudaStream_t stream);

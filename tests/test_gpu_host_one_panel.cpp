@@ -147,6 +147,10 @@ TEST(FoldPivots, IsTheInterchangesAppliedInOrder) {
     for (size_t k = 0; k < ipiv.size(); ++k) std::swap(moved[k], moved[static_cast<size_t>(ipiv[k] - 1)]);
     EXPECT_EQ(gpu::fold_pivots(ipiv.data(), static_cast<int64_t>(ipiv.size()), rows, "test"), moved);
     EXPECT_EQ(gpu::fold_pivots(ipiv.data(), 0, 3, "test"), (std::vector<int>{0, 1, 2}));
+    // A pivot above its column's diagonal: a solve may be given it, no LU gives it.
+    const std::vector<int> above = {2, 1};
+    EXPECT_EQ(gpu::fold_pivots(above.data(), 2, 3, "test"), (std::vector<int>{0, 1, 2}));
+    EXPECT_THROW(gpu::fold_pivots(above.data(), 2, 3, "test", true), Error);
     for (const int bad : {0, 11, -2}) {
         const std::vector<int> wrong = {2, bad};
         try {
