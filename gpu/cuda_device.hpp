@@ -182,7 +182,7 @@ private:
     bool use_recursive_panel(int64_t rows, int64_t width, bool column_major) const;
     // tandem's recursive panel on the rows x width panel at a (rows within the
     // leaves' reach) on queue q: device_pivots gets the width pivots, then the
-    // info, then the leaves' moves (kLeafMovesInts).
+    // info, then the leaves' moves (panel_scratch_ints(rows, width) ints in all).
     void factor_recursively(Queue q, float* a, int64_t ld, bool column_major, int64_t rows,
                             int width, int* device_pivots);
     // c -= x y for the recursive panel on queue q (leading dimension ld, the

@@ -35,9 +35,11 @@ void CudaDevice::ensure_getrf_workspace(Queue q, int64_t rows, int width, bool c
     const size_t work_bytes =
         cusolver_work ? cusolver_getrf_workspace_bytes(solver(q), rows, width, staging(q).data, rows)
                       : 0;
-    // The pivots, the info, and the recursive panel's list of row moves.
-    const size_t pivot_bytes =
-        sizeof(int) * static_cast<size_t>(std::max(width, max_width_) + 1 + kLeafMovesInts);
+    // The pivots, the info, and the recursive panel's lists of row moves, as
+    // many as any of the factorization's (shorter) panels may keep.
+    const int widest = std::max(width, max_width_);
+    const int64_t scratch = panel_scratch_ints(std::min<int64_t>(rows, kCatchUpMaxRows), widest);
+    const size_t pivot_bytes = sizeof(int) * static_cast<size_t>(widest + scratch);
     if (getrf_work_[index].bytes() >= work_bytes && getrf_pivots_[index].bytes() >= pivot_bytes)
         return;
     // Buffers still in use by earlier work on this queue must not be freed under it.
@@ -130,7 +132,9 @@ void CudaDevice::factor_recursively(Queue q, float* a, int64_t ld, bool column_m
                                     int width, int* device_pivots) {
     int* const info = device_pivots + width;
     TANDEM_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), stream(q)));
-    const DevicePanel panel{a, ld, column_major, rows, width, device_pivots, info, info + 1};
+    // The caller's scratch has panel_scratch_ints(rows, width) ints after the pivots.
+    const int move_lists = static_cast<int>((panel_scratch_ints(rows, width) - 1) / kLeafMovesInts);
+    const DevicePanel panel{a, ld, column_major, rows, width, device_pivots, info, info + 1, move_lists};
     factor_panel_recursive(panel, blas(q), panel_product(q, ld, column_major));
 }
 

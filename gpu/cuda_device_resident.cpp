@@ -68,7 +68,7 @@ int CudaDevice::factor_column_major(int64_t m, int64_t n, float* a, int64_t lda,
     const cudaStream_t s = stream(Queue::compute);
     int* device_pivots = nullptr;  // k pivots, then the info
     if (n <= m && use_recursive_panel(m, n, true)) {
-        device_pivots = resident_pivots(k + 1 + kLeafMovesInts);
+        device_pivots = resident_pivots(k + panel_scratch_ints(m, static_cast<int>(n)));
         factor_recursively(Queue::compute, a, lda, true, m, static_cast<int>(n), device_pivots);
     } else {
         device_pivots = resident_pivots(k + 1);
@@ -171,9 +171,10 @@ int CudaDevice::factor_host_overlapped(int64_t m, int64_t n, const std::vector<i
     BounceBuffers& ring = bounce(Queue::copy);
     float* const d_a = host_matrix_.floats();
     const int64_t first = bounds.front();
-    int* const device_pivots = resident_pivots(n + 1 + kLeafMovesInts);
+    int* const device_pivots = resident_pivots(n + panel_scratch_ints(m, static_cast<int>(n)));
     int* const info = device_pivots + n;
-    const DevicePanel whole{d_a, m, true, m, static_cast<int>(n), device_pivots, info, info + 1};
+    const DevicePanel whole{d_a,  m,    true,     m, static_cast<int>(n), device_pivots,
+                            info, info + 1, static_cast<int>(n)};
     const SubtractProduct subtract = panel_product(Queue::compute, m, true);
     std::vector<std::pair<int64_t, cudaEvent_t>> final_rows;
     std::vector<int> pivots_and_info(static_cast<size_t>(n + 1));  // made before A is written

@@ -372,6 +372,41 @@ __global__ void __launch_bounds__(kMoveWarps * 32)
     }
 }
 
+// Up to this many leaves a launch of catch_up_columns_kernel (about 2 KB of
+// parameters); more go in several launches, in order.
+constexpr int kCatchUpLeaves = 240;
+struct CatchUpLeaves {
+    int count;
+    int first_row;  // of the rows held: those from the first leaf's first row on
+    int leaf_row[kCatchUpLeaves];
+    const int* moves[kCatchUpLeaves];
+};
+
+// One block a column: rows [first_row, rows) of column blockIdx.x into shared
+// memory, each leaf's moves applied there in order (every source read before
+// any destination of the same leaf is written), the rows written back.
+__global__ void __launch_bounds__(kMoveWarps * 64)
+    catch_up_columns_kernel(float* __restrict__ a, int64_t ld, int rows,
+                            const __grid_constant__ CatchUpLeaves leaves) {
+    extern __shared__ float held[];
+    const int t = threadIdx.x;
+    const int count = rows - leaves.first_row;
+    float* const column = a + int64_t(blockIdx.x) * ld + leaves.first_row;
+    for (int i = t; i < count; i += blockDim.x) held[i] = column[i];
+    __syncthreads();
+    for (int l = 0; l < leaves.count; ++l) {
+        const int* const moves = leaves.moves[l];
+        const int base = leaves.leaf_row[l] - leaves.first_row;
+        const int moved = moves[0];
+        float value = 0.0f;
+        if (t < moved) value = held[base + moves[2 + 2 * t]];
+        __syncthreads();
+        if (t < moved) held[base + moves[1 + 2 * t]] = value;
+        __syncthreads();
+    }
+    for (int i = t; i < count; i += blockDim.x) column[i] = held[i];
+}
+
 // The leaves and their moves are launched as programmatic dependent launches
 // (Hopper): a kernel is launched while the one before it on the stream still
 // runs, and waits in cudaGridDependencySynchronize() for its completion and
@@ -563,6 +598,30 @@ void apply_leaf_moves(float* a, int64_t ld, bool column_major, int64_t cols, con
     } else {
         config.gridDim = dim3(static_cast<unsigned>((cols + kMoveColumns - 1) / kMoveColumns));
         TANDEM_CUDA_CHECK(cudaLaunchKernelEx(&config, apply_leaf_moves_kernel, a, ld, cols, moves));
+    }
+}
+
+void catch_up_columns(float* a, int64_t ld, int64_t rows, int64_t cols,
+                      const std::vector<PendingLeaf>& leaves, cudaStream_t stream) {
+    static_assert(kMoveWarps * 64 >= kLeafMovesInts / 2, "a thread for each move of a leaf");
+    if (cols <= 0 || leaves.empty()) return;
+    for (size_t first = 0; first < leaves.size(); first += kCatchUpLeaves) {
+        CatchUpLeaves batch = {};
+        batch.count = static_cast<int>(std::min<size_t>(kCatchUpLeaves, leaves.size() - first));
+        batch.first_row = leaves[first].first_row;
+        const int64_t held = rows - batch.first_row;
+        if (held <= 0 || held > kCatchUpMaxRows || cols > INT_MAX)
+            throw Error(TANDEM_ERROR_INTERNAL, "catch_up_columns: " + std::to_string(held) +
+                                                   " rows held of " + std::to_string(cols) +
+                                                   " columns");
+        for (int l = 0; l < batch.count; ++l) {
+            batch.leaf_row[l] = leaves[first + l].first_row;
+            batch.moves[l] = leaves[first + l].moves;
+        }
+        catch_up_columns_kernel<<<static_cast<unsigned>(cols), kMoveWarps * 64,
+                                  sizeof(float) * static_cast<size_t>(held), stream>>>(
+            a, ld, static_cast<int>(rows), batch);
+        TANDEM_CUDA_CHECK(cudaGetLastError());
     }
 }
 

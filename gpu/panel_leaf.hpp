@@ -5,13 +5,15 @@
 // synchronizations of a panel spread over the GPU. Rows are not moved while
 // the columns are factored: each row carries its logical position, and the
 // leaf reports the net row permutation as a short list of moves, which
-// apply_leaf_moves() then applies to every column of the panel.
+// apply_leaf_moves() then applies to the columns that need it at once, and
+// catch_up_columns() to others later, many leaves' lists in one pass.
 #ifndef TANDEM_GPU_PANEL_LEAF_HPP
 #define TANDEM_GPU_PANEL_LEAF_HPP
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace tandem::gpu {
 
@@ -52,6 +54,26 @@ void factor_leaf(float* a, int64_t ld, bool column_major, int64_t rows, int widt
 // of the moves count from a's first row). Issued on `stream`.
 void apply_leaf_moves(float* a, int64_t ld, bool column_major, int64_t cols, const int* moves,
                       cudaStream_t stream);
+
+// A leaf of a panel whose moves a column has not received yet: its first row
+// (which is its first column) and where its moves list lies.
+struct PendingLeaf {
+    int first_row;
+    const int* moves;
+};
+
+// The tallest column catch_up_columns holds (in 48 KB of shared memory).
+constexpr int64_t kCatchUpMaxRows = 12288;
+
+// Applies the leaves' moves, in order, to columns [0, cols) of the
+// column-major panel at `a` (rows x cols, leading dimension ld; rows counted
+// from the panel's first row, rows - leaves[0].first_row <= kCatchUpMaxRows,
+// first rows increasing). Each column is read once into shared memory, moved
+// there and written back: one pass where applying each leaf's moves alone
+// would touch each column once a leaf, 4 bytes out of every 32-byte sector.
+// Issued on `stream`.
+void catch_up_columns(float* a, int64_t ld, int64_t rows, int64_t cols,
+                      const std::vector<PendingLeaf>& leaves, cudaStream_t stream);
 
 }  // namespace tandem::gpu
 

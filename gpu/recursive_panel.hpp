@@ -22,7 +22,9 @@ bool recursive_panel_fits(int64_t rows);
 
 // The panel: rows x width at `a` (device, leading dimension ld), width <= rows.
 // Device scratch: ipiv (width ints), info (one int, which the caller zeroes),
-// moves (kLeafMovesInts ints).
+// moves (move_lists lists of kLeafMovesInts ints: one serves, and one a leaf
+// lets the columns far from a leaf take its interchanges later, several
+// leaves' at once; panel_scratch_ints gives room for both).
 struct DevicePanel {
     float* a;
     int64_t ld;
@@ -32,7 +34,13 @@ struct DevicePanel {
     int* ipiv;
     int* info;
     int* moves;
+    int move_lists = 1;
 };
+
+// The ints of device scratch after ipiv that a panel of rows x width needs:
+// the info, then the moves lists (a list a column where its leaves may keep
+// their own, which column-major panels of these sizes do).
+int64_t panel_scratch_ints(int64_t rows, int width);
 
 // c -= a * b (m x k times k x n), all three in the panel's layout and with its
 // leading dimension (CudaDevice: cuBLAS, or tandem's kernels when forced).

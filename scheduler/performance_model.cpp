@@ -157,6 +157,14 @@ double PerformanceModel::device_whole_seconds(int64_t n) const {
     return std::exp(interpolate(points, x, 0.0, 3.0));
 }
 
+bool PerformanceModel::only_whole_call_timed_at(int64_t n) const {
+    const bool whole_timed = std::any_of(device_whole.begin(), device_whole.end(),
+                                         [&](const WholeTiming& s) { return s.n <= n; });
+    const bool update_timed = std::any_of(updates.begin(), updates.end(),
+                                          [&](const UpdateTiming& s) { return s.size <= n; });
+    return whole_timed && !update_timed && std::isfinite(device_whole_seconds(n));
+}
+
 int64_t PerformanceModel::cpu_crossover_n() const {
     // Both curves on the sizes measured for both, in increasing n.
     std::vector<std::pair<double, double>> cpu, device;  // (log n, log seconds)

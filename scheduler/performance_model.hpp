@@ -71,6 +71,11 @@ struct PerformanceModel {
     // sizes, the smallest measured time below them.
     double device_whole_seconds(int64_t n) const;
 
+    // Whether, for an n x n matrix, the single call on the whole matrix was
+    // timed (at n or below, and not only above) while no trailing update as
+    // small as n was: the step model would only extrapolate there.
+    bool only_whole_call_timed_at(int64_t n) const;
+
     // The size from which the device's call is faster than LAPACK's on the
     // CPU (log-log between the sizes measured for both; beyond the largest the
     // device's advantage is taken to hold): the automatic backend factors

@@ -62,6 +62,9 @@ struct StepPlan {
     // the steps' predicted time, and the factor it was weighed by, for the record.
     double steps_alternative_seconds = 0.0;
     double steps_optimism = 0.0;
+    // That single step was taken because the step model had no update timed
+    // at a size this small (it only extrapolated), not by weighing.
+    bool steps_extrapolated = false;
     // > 0: automatic placement passed over a plan with CPU panels predicted
     // this fast, within kCpuPanelPlanMargin of this plan (for the record).
     double cpu_alternative_seconds = 0.0;
@@ -109,7 +112,8 @@ constexpr double kCpuPanelPlanMargin = 0.05;
 // The plan of least predicted time. One device, square, widths chosen by the
 // plan and placement not forced to the CPU: if the model's measured time of
 // the device's panel routine on the whole matrix beats the steps (weighed by
-// kStepModelOptimism, or kStreamedStepModelOptimism), the plan is that single step.
+// kStepModelOptimism, or kStreamedStepModelOptimism), or if the matrix is smaller
+// than every trailing update the model timed, the plan is that single step.
 // Automatic placement keeps CPU panels only in a plan that the model puts
 // more than kCpuPanelPlanMargin ahead of device panels alone.
 StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& request);

@@ -72,11 +72,13 @@ TEST_F(GpuHostOnePanel, FactorsPageableAndPinnedMatricesAsLapack) {
     // factored while the next arrives, and the rows go back in pieces as they
     // become final (2100 x 2100, 1536 x 1536 pinned and 2500 x 1200 pinned in
     // three parts, 3000 x 1100 in two; the tall ones with a tall last piece;
-    // 1100 x 3000 is wide and moves whole).
+    // 1100 x 3000 is wide and moves whole). From 2^22 floats the leaves'
+    // interchanges reach the columns away from them later, in passes
+    // (2100 x 2100, and 3001 x 2999, whose recursion splits off ragged leaves).
     const Case cases[] = {{1000, 1000, false}, {1000, 1000, true},  {60, 40, false},
                           {40, 60, true},      {700, 700, false},   {2100, 2100, false},
                           {1536, 1536, true},  {3000, 1100, false}, {2500, 1200, true},
-                          {1100, 3000, false}};
+                          {1100, 3000, false}, {3001, 2999, false}};
     for (const Case& c : cases) {
         const uint64_t seed = test_seed();
         SCOPED_TRACE("m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) +
@@ -169,8 +171,10 @@ TEST_F(GpuHostOnePanel, ReportsAnExactlyZeroPivotAsLapack) {
     };
     // 1600 x 1600 overlaps its copies in parts [0, 256), [256, 640) and
     // [640, 1600): column 101 lies in the first, 301 in the second and 1201
-    // in the last.
-    for (const Case c : {Case{300, 120}, Case{1600, 100}, Case{1600, 300}, Case{1600, 1200}}) {
+    // in the last. 2600 x 2600 also leaves its leaves' interchanges for later
+    // passes; its column 2001 lies in the last part.
+    for (const Case c : {Case{300, 120}, Case{1600, 100}, Case{1600, 300}, Case{1600, 1200},
+                         Case{2600, 2000}}) {
         SCOPED_TRACE("n=" + std::to_string(c.n) + " zero column " + std::to_string(c.zero_column + 1));
         const int n = c.n, lda = n;
         std::vector<float> a = make_matrix(n, n, lda, MatrixKind::random, test_seed());

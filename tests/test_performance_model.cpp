@@ -188,6 +188,38 @@ TEST(StepPlanner, TakesASmallMatrixWholeWhenItsMeasuredTimeBeatsTheSteps) {
     EXPECT_NE(streamed_plan.describe().find("x 1.70"), std::string::npos) << streamed_plan.describe();
 }
 
+// Below the smallest trailing update the model timed (2048 here) the steps'
+// prediction is extrapolated, so the single call, timed at that size, is
+// taken even where the weighed steps would look faster; at that size and
+// above the steps are weighed as before.
+TEST(StepPlanner, TakesTheSingleCallWhereTheStepModelOnlyExtrapolates) {
+    PerformanceModel m = synthetic_model(1e-12, 1e-3);
+    StepPlanRequest r;
+    r.m = r.n = 1024;
+    const StepPlan steps = plan_steps(m, r);
+    ASSERT_GT(steps.widths.size(), 1u);
+    const double p = steps.predicted_seconds;
+    m.device_whole = {{512, 2.0 * p / 8}, {2048, 2.0 * p * 8}};  // 2 p at 1024: the steps look faster
+    const StepPlan plan = plan_steps(m, r);
+    EXPECT_EQ(plan.widths, std::vector<int>{1024}) << plan.describe();
+    EXPECT_TRUE(plan.steps_extrapolated);
+    EXPECT_NE(plan.describe().find("no update timed this small"), std::string::npos) << plan.describe();
+    StepPlanRequest at_grid = r;
+    at_grid.m = at_grid.n = 2048;
+    EXPECT_GT(plan_steps(m, at_grid).widths.size(), 1u);  // 2 p' there: the steps win
+    StepPlanRequest tall = r;
+    tall.m = 1500;
+    EXPECT_GT(plan_steps(m, tall).widths.size(), 1u);  // no single call for a rectangle
+    StepPlanRequest forced = r;
+    forced.block_size = 256;
+    EXPECT_EQ(plan_steps(m, forced).widths.size(), 4u);
+    EXPECT_TRUE(m.only_whole_call_timed_at(1024));
+    EXPECT_FALSE(m.only_whole_call_timed_at(2048));  // an update timed at 2048
+    EXPECT_FALSE(m.only_whole_call_timed_at(256));   // no single call timed this small
+    m.device_whole = {{2048, 1.0}};  // not timed at 1024 or below: nothing to take
+    EXPECT_EQ(plan_steps(m, r).widths, steps.widths);
+}
+
 // Streamed from host memory, where the device's call on the whole matrix
 // moves it beside the factorization the plan counts only kOverlappedCopyShare
 // of the copies against that call; elsewhere all of them. Here the whole

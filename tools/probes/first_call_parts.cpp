@@ -12,16 +12,23 @@
 // trsm: cuBLAS's SGEMM (256^3) and left lower unit STRSM (256 x 256) once
 // each, as the recursive panel calls them; lu256: a first sgetrf_gpu at
 // n = 256 (tandem's own kernels, and cuBLAS's first ones where not loaded
-// yet). Prints one line of milliseconds. Built as
+// yet); owngemm: the sgesv calls with Options::gemm = tandem (cuBLAS's SGEMM
+// never loaded by them); bgcublas: cuBLAS's SGEMM and STRSM loaded on a thread
+// of its own while the first call runs. A third sgesv with the default
+// options follows. `cusolver` alone instead times cuSOLVER's first and second
+// getrf + getrs from host memory (handle, arrays and copies included): the
+// baseline. Prints one line of milliseconds. Built as
 // build/bench/tandem-first-call-parts (bench/CMakeLists.txt, CUDA only).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <cusolverDn.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tandem/tandem.hpp"
@@ -34,11 +41,11 @@ double now_ms() {
     return std::chrono::duration<double, std::milli>(clock::now().time_since_epoch()).count();
 }
 
-double time_sgesv(int n, const std::vector<float>& a) {
+double time_sgesv(int n, const std::vector<float>& a, const tandem::Options& options) {
     std::vector<float> lu = a, b(static_cast<size_t>(n), 1.0f);
     std::vector<int> ipiv(static_cast<size_t>(n));
     const double start = now_ms();
-    const int info = tandem::sgesv(n, 1, lu.data(), n, ipiv.data(), b.data(), n);
+    const int info = tandem::sgesv(n, 1, lu.data(), n, ipiv.data(), b.data(), n, options);
     const double ms = now_ms() - start;
     if (info != 0) {
         std::fprintf(stderr, "sgesv returned info %d\n", info);
@@ -121,10 +128,80 @@ double first_small_lu() {
     return ms;
 }
 
+// cuSOLVER's getrf + getrs from pageable host memory as a first call would
+// make it: the handle, the device arrays, the copies both ways and the solve.
+double cusolver_sgesv(int n, const std::vector<float>& a) {
+    std::vector<float> lu = a, b(static_cast<size_t>(n), 1.0f);
+    const double start = now_ms();
+    cusolverDnHandle_t handle = nullptr;
+    CHECK(cusolverDnCreate(&handle));
+    float *d_a = nullptr, *d_b = nullptr, *d_work = nullptr;
+    int *d_ipiv = nullptr, *d_info = nullptr;
+    const size_t bytes = lu.size() * sizeof(float);
+    CHECK(cudaMalloc(&d_a, bytes));
+    CHECK(cudaMalloc(&d_b, static_cast<size_t>(n) * sizeof(float)));
+    CHECK(cudaMalloc(&d_ipiv, static_cast<size_t>(n) * sizeof(int)));
+    CHECK(cudaMalloc(&d_info, sizeof(int)));
+    int work = 0;
+    CHECK(cusolverDnSgetrf_bufferSize(handle, n, n, d_a, n, &work));
+    CHECK(cudaMalloc(&d_work, static_cast<size_t>(work > 0 ? work : 1) * sizeof(float)));
+    CHECK(cudaMemcpy(d_a, lu.data(), bytes, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_b, b.data(), static_cast<size_t>(n) * sizeof(float), cudaMemcpyHostToDevice));
+    CHECK(cusolverDnSgetrf(handle, n, n, d_a, n, d_work, d_ipiv, d_info));
+    CHECK(cusolverDnSgetrs(handle, CUBLAS_OP_N, n, 1, d_a, n, d_ipiv, d_b, n, d_info));
+    CHECK(cudaMemcpy(b.data(), d_b, static_cast<size_t>(n) * sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(lu.data(), d_a, bytes, cudaMemcpyDeviceToHost));
+    int info = -1;
+    CHECK(cudaMemcpy(&info, d_info, sizeof(int), cudaMemcpyDeviceToHost));
+    CHECK(cudaFree(d_a));
+    CHECK(cudaFree(d_b));
+    CHECK(cudaFree(d_ipiv));
+    CHECK(cudaFree(d_info));
+    CHECK(cudaFree(d_work));
+    CHECK(cusolverDnDestroy(handle));
+    const double ms = now_ms() - start;
+    if (info != 0) {
+        std::fprintf(stderr, "cuSOLVER returned info %d\n", info);
+        std::exit(1);
+    }
+    return ms;
+}
+
+// cuBLAS's SGEMM and STRSM loaded on a thread of their own, on a stream of
+// their own, while the calling thread goes on; the milliseconds it took.
+void load_cublas_beside(double* ms) {
+    const double start = now_ms();
+    const int n = 256;
+    const std::vector<float> a = random_matrix(n, true);
+    cudaStream_t stream = nullptr;
+    CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    float *d_a = nullptr, *d_c = nullptr;
+    const size_t bytes = a.size() * sizeof(float);
+    CHECK(cudaMalloc(&d_a, bytes));
+    CHECK(cudaMalloc(&d_c, bytes));
+    CHECK(cudaMemcpyAsync(d_a, a.data(), bytes, cudaMemcpyHostToDevice, stream));
+    CHECK(cudaMemcpyAsync(d_c, a.data(), bytes, cudaMemcpyHostToDevice, stream));
+    cublasHandle_t handle = nullptr;
+    CHECK(cublasCreate(&handle));
+    CHECK(cublasSetStream(handle, stream));
+    const float minus_one = -1.0f, one = 1.0f;
+    CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &minus_one, d_a, n, d_a, n, &one, d_c, n));
+    CHECK(cublasStrsm(handle, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT, n,
+                      n, &one, d_a, n, d_c, n));
+    CHECK(cudaStreamSynchronize(stream));
+    CHECK(cublasDestroy(handle));
+    CHECK(cudaFree(d_a));
+    CHECK(cudaFree(d_c));
+    CHECK(cudaStreamDestroy(stream));
+    *ms = now_ms() - start;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    const char* usage = "usage: %s N (1..16384) [none|STEP,STEP,... of cublas pinned gemm trsm lu256]\n";
+    const char* usage =
+        "usage: %s N (1..16384) [none|cusolver|STEP,STEP,... of cublas pinned gemm trsm lu256 owngemm "
+        "bgcublas]\n";
     if (argc < 2 || argc > 3) {
         std::fprintf(stderr, usage, argv[0]);
         return 2;
@@ -139,7 +216,8 @@ int main(int argc, char** argv) {
     bool known = true;
     for (const std::string& step : steps)
         known = known && (step == "none" || step == "cublas" || step == "pinned" || step == "gemm" ||
-                          step == "trsm" || step == "lu256");
+                          step == "trsm" || step == "lu256" || step == "owngemm" ||
+                          step == "bgcublas" || step == "cusolver");
     if (!known || n < 1 || n > 16384) {
         std::fprintf(stderr, usage, argv[0]);
         return 2;
@@ -156,10 +234,29 @@ int main(int argc, char** argv) {
         else if (step == "gemm") ms = first_blas_call(true);
         else if (step == "trsm") ms = first_blas_call(false);
         else if (step == "lu256") ms = first_small_lu();
-        if (step != "none") std::printf("  %s %.1f", step.c_str(), ms);
+        if (step != "none" && step != "owngemm" && step != "bgcublas" && step != "cusolver") std::printf("  %s %.1f", step.c_str(), ms);
     }
-    const double first = time_sgesv(n, a);
-    const double second = time_sgesv(n, a);
-    std::printf("  first sgesv %.1f  second %.1f  (ms)\n", first, second);
+    if (steps.size() == 1 && steps[0] == "cusolver") {
+        const double first = cusolver_sgesv(n, a);
+        const double second = cusolver_sgesv(n, a);
+        std::printf("  cuSOLVER first getrf+getrs %.1f  second %.1f  (ms)\n", first, second);
+        return 0;
+    }
+    tandem::Options options;
+    bool beside = false;
+    for (const std::string& step : steps) {
+        if (step == "owngemm") options.gemm = tandem::GemmKernel::tandem;
+        beside = beside || step == "bgcublas";
+    }
+    double beside_ms = 0.0;
+    std::thread loader;
+    if (beside) loader = std::thread(load_cublas_beside, &beside_ms);
+    const double first = time_sgesv(n, a, options);
+    const double second = time_sgesv(n, a, options);
+    if (loader.joinable()) loader.join();
+    const double third = time_sgesv(n, a, tandem::Options{});
+    std::printf("  first sgesv %.1f  second %.1f  third (default options) %.1f", first, second, third);
+    if (beside) std::printf("  cuBLAS loaded beside in %.1f", beside_ms);
+    std::printf("  (ms)\n");
     return 0;
 }
