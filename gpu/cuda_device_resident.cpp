@@ -171,10 +171,11 @@ int CudaDevice::factor_host_overlapped(int64_t m, int64_t n, const std::vector<i
     BounceBuffers& ring = bounce(Queue::copy);
     float* const d_a = host_matrix_.floats();
     const int64_t first = bounds.front();
-    int* const device_pivots = resident_pivots(n + panel_scratch_ints(m, static_cast<int>(n)));
+    const int64_t scratch = panel_scratch_ints(m, static_cast<int>(n));
+    int* const device_pivots = resident_pivots(n + scratch);
     int* const info = device_pivots + n;
-    const DevicePanel whole{d_a,  m,    true,     m, static_cast<int>(n), device_pivots,
-                            info, info + 1, static_cast<int>(n)};
+    const int move_lists = static_cast<int>((scratch - 1) / kLeafMovesInts);
+    const DevicePanel whole{d_a, m, true, m, static_cast<int>(n), device_pivots, info, info + 1, move_lists};
     const SubtractProduct subtract = panel_product(Queue::compute, m, true);
     std::vector<std::pair<int64_t, cudaEvent_t>> final_rows;
     std::vector<int> pivots_and_info(static_cast<size_t>(n + 1));  // made before A is written

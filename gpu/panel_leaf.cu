@@ -372,8 +372,9 @@ __global__ void __launch_bounds__(kMoveWarps * 32)
     }
 }
 
-// Up to this many leaves a launch of catch_up_columns_kernel (about 2 KB of
-// parameters); more go in several launches, in order.
+// Up to this many leaves a launch of catch_up_columns_kernel (about 2.9 KB of
+// parameters, under the 4 KB every launch may pass); more go in several
+// launches, in order.
 constexpr int kCatchUpLeaves = 240;
 struct CatchUpLeaves {
     int count;
@@ -381,6 +382,7 @@ struct CatchUpLeaves {
     int leaf_row[kCatchUpLeaves];
     const int* moves[kCatchUpLeaves];
 };
+static_assert(sizeof(CatchUpLeaves) + 32 <= 4096, "catch_up_columns_kernel's parameters fit 4 KB");
 
 // One block a column: rows [first_row, rows) of column blockIdx.x into shared
 // memory, each leaf's moves applied there in order (every source read before

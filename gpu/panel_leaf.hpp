@@ -62,8 +62,10 @@ struct PendingLeaf {
     const int* moves;
 };
 
-// The tallest column catch_up_columns holds (in 48 KB of shared memory).
+// The tallest column catch_up_columns holds (in 48 KB of shared memory, what
+// a kernel may take without asking for more).
 constexpr int64_t kCatchUpMaxRows = 12288;
+static_assert(kCatchUpMaxRows * 4 <= 48 * 1024, "a caught-up column fits the default shared memory");
 
 // Applies the leaves' moves, in order, to columns [0, cols) of the
 // column-major panel at `a` (rows x cols, leading dimension ld; rows counted

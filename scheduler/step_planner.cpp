@@ -186,15 +186,15 @@ StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& reques
         const double whole = model.device_whole_seconds(request.n);
         const double exposed = request.whole_call_hides_copies ? kOverlappedCopyShare : 1.0;
         const double whole_total = whole + exposed * plan.host_copy_seconds;
-        const double optimism = request.streamed ? kStreamedStepModelOptimism : kStepModelOptimism;
-        const double steps_total = std::max(optimism * plan.predicted_seconds, plan.host_copy_seconds);
         // Below the smallest trailing update the calibration timed, the step
         // model only extrapolates (its panels there are shorter than any it
-        // timed, too) and was 2.1x optimistic: at n = 512 on one H100 two
-        // steps were predicted 0.55 ms and ran 1.17, where the single call,
-        // timed at that size, took 0.67 (docs/PERFORMANCE.md).
+        // timed, too), and more optimistically.
         const bool steps_extrapolated = model.only_whole_call_timed_at(request.n);
-        if (whole_total < steps_total || steps_extrapolated) {
+        const double optimism =
+            std::max(request.streamed ? kStreamedStepModelOptimism : kStepModelOptimism,
+                     steps_extrapolated ? kExtrapolatedStepModelOptimism : 0.0);
+        const double steps_total = std::max(optimism * plan.predicted_seconds, plan.host_copy_seconds);
+        if (whole_total < steps_total) {
             StepPlan single;
             single.widths = {static_cast<int>(request.n)};
             single.sites = {PanelSite::device};
@@ -219,9 +219,9 @@ std::string StepPlan::describe() const {
     out << line;
     if (steps_alternative_seconds > 0.0 && steps_extrapolated) {
         std::snprintf(line, sizeof line,
-                      "the whole matrix in one device panel: the model has no update timed this "
-                      "small (steps %.2f ms by it, extrapolated)\n",
-                      1e3 * steps_alternative_seconds);
+                      "the whole matrix in one device panel: steps would take %.2f ms by the model, "
+                      "which has no update timed this small (x %.2f, what runs take beyond it)\n",
+                      1e3 * steps_alternative_seconds, steps_optimism);
         out << line;
     } else if (steps_alternative_seconds > 0.0) {
         std::snprintf(line, sizeof line,

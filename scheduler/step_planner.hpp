@@ -62,8 +62,7 @@ struct StepPlan {
     // the steps' predicted time, and the factor it was weighed by, for the record.
     double steps_alternative_seconds = 0.0;
     double steps_optimism = 0.0;
-    // That single step was taken because the step model had no update timed
-    // at a size this small (it only extrapolated), not by weighing.
+    // The steps' prediction was extrapolated (no update timed this small).
     bool steps_extrapolated = false;
     // > 0: automatic placement passed over a plan with CPU panels predicted
     // this fast, within kCpuPanelPlanMargin of this plan (for the record).
@@ -87,6 +86,11 @@ constexpr double kStepModelOptimism = 1.15;
 // 2.1x at n = 2048, 1.75x at 4096, 1.67x at 8192, 1.46x at 16384 (one H200,
 // tandem-bench lu --plan, 2026-11-22, docs/PERFORMANCE.md).
 constexpr double kStreamedStepModelOptimism = 1.7;
+// The same below the smallest trailing update the calibration timed, where
+// the step model only extrapolates: 2.1x at n = 512 on one H100 (two steps
+// predicted 0.55 ms ran 1.17; tandem-bench lu --matrix gpu, 2026-11-25,
+// docs/PERFORMANCE.md).
+constexpr double kExtrapolatedStepModelOptimism = 2.1;
 // The share of the host's copies (both ways) that the whole matrix in one
 // device panel leaves uncovered when it moves the matrix beside the
 // factorization (StepPlanRequest::whole_call_hides_copies): 0.36 at n = 4096
@@ -112,8 +116,8 @@ constexpr double kCpuPanelPlanMargin = 0.05;
 // The plan of least predicted time. One device, square, widths chosen by the
 // plan and placement not forced to the CPU: if the model's measured time of
 // the device's panel routine on the whole matrix beats the steps (weighed by
-// kStepModelOptimism, or kStreamedStepModelOptimism), or if the matrix is smaller
-// than every trailing update the model timed, the plan is that single step.
+// kStepModelOptimism, kStreamedStepModelOptimism, or below every trailing update
+// the model timed kExtrapolatedStepModelOptimism), the plan is that single step.
 // Automatic placement keeps CPU panels only in a plan that the model puts
 // more than kCpuPanelPlanMargin ahead of device panels alone.
 StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& request);

@@ -189,9 +189,9 @@ TEST(StepPlanner, TakesASmallMatrixWholeWhenItsMeasuredTimeBeatsTheSteps) {
 }
 
 // Below the smallest trailing update the model timed (2048 here) the steps'
-// prediction is extrapolated, so the single call, timed at that size, is
-// taken even where the weighed steps would look faster; at that size and
-// above the steps are weighed as before.
+// prediction is extrapolated and weighed by kExtrapolatedStepModelOptimism:
+// the single call at 2x the steps' prediction is taken there, at 2.5x not;
+// at that size and above the steps are weighed as before.
 TEST(StepPlanner, TakesTheSingleCallWhereTheStepModelOnlyExtrapolates) {
     PerformanceModel m = synthetic_model(1e-12, 1e-3);
     StepPlanRequest r;
@@ -203,7 +203,11 @@ TEST(StepPlanner, TakesTheSingleCallWhereTheStepModelOnlyExtrapolates) {
     const StepPlan plan = plan_steps(m, r);
     EXPECT_EQ(plan.widths, std::vector<int>{1024}) << plan.describe();
     EXPECT_TRUE(plan.steps_extrapolated);
-    EXPECT_NE(plan.describe().find("no update timed this small"), std::string::npos) << plan.describe();
+    EXPECT_NE(plan.describe().find("no update timed this small (x 2.10"), std::string::npos)
+        << plan.describe();
+    PerformanceModel slower = m;
+    slower.device_whole = {{512, 2.5 * p / 8}, {2048, 2.5 * p * 8}};
+    EXPECT_EQ(plan_steps(slower, r).widths, steps.widths);
     StepPlanRequest at_grid = r;
     at_grid.m = at_grid.n = 2048;
     EXPECT_GT(plan_steps(m, at_grid).widths.size(), 1u);  // 2 p' there: the steps win
