@@ -372,6 +372,7 @@ __global__ void __launch_bounds__(kMoveWarps * 32)
     }
 }
 
+constexpr int kCatchUpThreads = 256;  // a block: at least a thread for each move of a leaf
 // Up to this many leaves a launch of catch_up_columns_kernel (about 2.9 KB of
 // parameters, under the 4 KB every launch may pass); more go in several
 // launches, in order.
@@ -387,7 +388,7 @@ static_assert(sizeof(CatchUpLeaves) + 32 <= 4096, "catch_up_columns_kernel's par
 // One block a column: rows [first_row, rows) of column blockIdx.x into shared
 // memory, each leaf's moves applied there in order (every source read before
 // any destination of the same leaf is written), the rows written back.
-__global__ void __launch_bounds__(kMoveWarps * 64)
+__global__ void __launch_bounds__(kCatchUpThreads)
     catch_up_columns_kernel(float* __restrict__ a, int64_t ld, int rows,
                             const __grid_constant__ CatchUpLeaves leaves) {
     extern __shared__ float held[];
@@ -605,7 +606,7 @@ void apply_leaf_moves(float* a, int64_t ld, bool column_major, int64_t cols, con
 
 void catch_up_columns(float* a, int64_t ld, int64_t rows, int64_t cols,
                       const std::vector<PendingLeaf>& leaves, cudaStream_t stream) {
-    static_assert(kMoveWarps * 64 >= kLeafMovesInts / 2, "a thread for each move of a leaf");
+    static_assert(kCatchUpThreads >= kLeafMovesInts / 2, "a thread for each move of a leaf");
     if (cols <= 0 || leaves.empty()) return;
     for (size_t first = 0; first < leaves.size(); first += kCatchUpLeaves) {
         CatchUpLeaves batch = {};
@@ -620,7 +621,7 @@ void catch_up_columns(float* a, int64_t ld, int64_t rows, int64_t cols,
             batch.leaf_row[l] = leaves[first + l].first_row;
             batch.moves[l] = leaves[first + l].moves;
         }
-        catch_up_columns_kernel<<<static_cast<unsigned>(cols), kMoveWarps * 64,
+        catch_up_columns_kernel<<<static_cast<unsigned>(cols), kCatchUpThreads,
                                   sizeof(float) * static_cast<size_t>(held), stream>>>(
             a, ld, static_cast<int>(rows), batch);
         TANDEM_CUDA_CHECK(cudaGetLastError());

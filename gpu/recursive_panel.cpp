@@ -17,10 +17,9 @@ constexpr int kEagerNodeColumns = 256;
 
 // Whether a panel's leaves leave their interchanges for later (see
 // PanelRecursion): only where one pass per column fits in shared memory, and
-// where the panel is larger than the L2 cache holds, since the moves of a
-// panel held in L2 cost little: at 2048 x 2048 the catch-ups made the whole
-// panel 2% slower, at 4096 x 4096 2% faster, at 8192 x 8192 12% (H100,
-// docs/PERFORMANCE.md).
+// from the size where the passes paid: at 2048 x 2048 (2^22 floats) they made
+// the whole panel 2% slower, at 4096 x 4096 2% faster, at 8192 x 8192 12%
+// (H100, docs/PERFORMANCE.md).
 bool defers_interchanges(int64_t rows, int width) {
     constexpr int64_t kLeastFloats = int64_t(1) << 22;  // 16 MB: a 2048 x 2048 panel
     return rows <= kCatchUpMaxRows && width > kEagerNodeColumns && rows * width > kLeastFloats;
@@ -35,7 +34,7 @@ float* element(const DevicePanel& p, int64_t i, int64_t j) {
 // every column of the panel, and before a column is next read: applied to
 // every column at every leaf, a leaf of an 8192 x 8192 panel moves some 64
 // rows of 8192 columns, 4 bytes a 32-byte sector in column-major storage,
-// and those moves took 6 ms of the 35 ms panel (H100, docs/ALGORITHM.md). So
+// and those moves took 3.8 ms of the 35 ms panel (H100, docs/ALGORITHM.md). So
 // in a tall enough, column-major panel a leaf applies its interchanges only
 // to the columns of its node of at most kEagerNodeColumns columns, and the
 // other columns catch up when they are next needed: the right part of a

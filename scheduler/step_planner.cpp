@@ -1,7 +1,6 @@
 #include "scheduler/step_planner.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <limits>

@@ -89,7 +89,8 @@ constexpr double kStreamedStepModelOptimism = 1.7;
 // The same below the smallest trailing update the calibration timed, where
 // the step model only extrapolates: 2.1x at n = 512 on one H100 (two steps
 // predicted 0.55 ms ran 1.17; tandem-bench lu --matrix gpu, 2026-11-25,
-// docs/PERFORMANCE.md).
+// docs/PERFORMANCE.md). Measured on a matrix in GPU memory; a streamed one
+// is weighed by the larger of this and kStreamedStepModelOptimism.
 constexpr double kExtrapolatedStepModelOptimism = 2.1;
 // The share of the host's copies (both ways) that the whole matrix in one
 // device panel leaves uncovered when it moves the matrix beside the

@@ -257,8 +257,8 @@ TEST(RecursivePanelOnHost, DeferredInterchangesGiveTheSameFactors) {
     narrow_leaves_above_rows = 1 << 30;
 }
 
-// Below 2^22 floats, or 256 columns or fewer, the leaves apply their
-// interchanges to every column at once, as before: no passes.
+// Up to 2^22 floats, or 256 columns or fewer, the leaves apply their
+// interchanges to every column at once: no passes.
 TEST(RecursivePanelOnHost, SmallPanelsApplyInterchangesAtOnce) {
     for (const auto& [m, n] : {std::pair<int64_t, int>{2048, 2048}, {12000, 256}, {1000, 1000}}) {
         const std::vector<float> a = random_matrix(n, m, 5u);
