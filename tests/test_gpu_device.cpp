@@ -545,7 +545,8 @@ int64_t panel_bound_violations(const Vec& a, int64_t ld_rows, int64_t r0, int64_
 // within the backward error bound), leave the other columns alone, and
 // take_panel must make it the workspace (checked through update_trailing).
 // Widths up to the planner's 1024, and tall panels (cuSOLVER's getrf
-// whatever the method).
+// whatever the method); 4096 x 1024 leaves its leaves' interchanges for later
+// passes (a panel of more than 2^22 floats).
 TEST_F(GpuDevice, FactorPanelMatchesLapackAndBecomesTheWorkspace) {
     SCOPED_TRACE(seed_note());
     struct ClustersBackOn {  // however the test ends
@@ -563,7 +564,8 @@ TEST_F(GpuDevice, FactorPanelMatchesLapackAndBecomesTheWorkspace) {
                                    {1000, 128, 0}, {64, 64, 3}, {1, 1, 0}, {2049, 130, 2},
                                    {1500, 1024, 0}, {20000, 40, 0}, {4096, 72, 1},
                                    {1024, 32, 4}, {1025, 33, 0}, {2048, 17, 8}, {4097, 8, 0},
-                                   {3000, 200, 4}, {16000, 64, 0}, {40000, 24, 3}}) {
+                                   {3000, 200, 4}, {16000, 64, 0}, {40000, 24, 3},
+                                   {4096, 1024, 0}}) {
         device_->set_panel_method(route.method);
         gpu::set_leaf_cluster_limit(route.clusters ? gpu::kDefaultLeafClusterLimit : 1);
         SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width) + route.name);

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpu/panel_leaf.hpp"
 #include "scheduler/gpu_backend.hpp"
 #include "lapack_oracle.hpp"
 #include "tandem/tandem.hpp"
@@ -238,6 +239,38 @@ TEST_F(GpuGetrfResident, SingularMatrix) {
     o.backend = Backend::gpu;
     EXPECT_EQ(sgetrf_gpu(n, n, d_a_, lda, ipiv.data(), o), expected.info);
     EXPECT_GT(expected.info, 0);
+}
+
+// With one-block leaves only, the leaves of a 4096 x 4096 matrix in one
+// device panel are 8 columns wide, and the right half of the recursion's top
+// node takes the interchanges of 256 leaves: more than one launch of
+// catch_up_columns takes, so its passes go in several launches, in order.
+// Checked by LAPACK's INFO and the solve with the factors (O(n^2) on the host).
+TEST_F(GpuGetrfResident, InterchangesOfManyLeavesCatchUpInSeveralLaunches) {
+    struct ClustersBackOn {  // however the test ends
+        ~ClustersBackOn() { gpu::set_leaf_cluster_limit(gpu::kDefaultLeafClusterLimit); }
+    } clusters_back_on;
+    gpu::set_leaf_cluster_limit(1);
+    const int n = 4096, lda = n;
+    const uint64_t seed = test_seed();
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const std::vector<float> a = make_matrix(n, n, lda, MatrixKind::random, seed);
+    ASSERT_NO_FATAL_FAILURE(upload(a));
+    Options o;
+    o.backend = Backend::gpu;
+    o.block_size = n;
+    o.placement = PanelPlacement::device;
+    o.device_panel = DevicePanelMethod::recursive;
+    std::vector<int> ipiv(static_cast<size_t>(n), -7);
+    Report report;
+    ASSERT_EQ(sgetrf_gpu(n, n, d_a_, lda, ipiv.data(), o, &report), 0);
+    EXPECT_NE(report.plan.find("in place"), std::string::npos) << report.plan;
+    std::vector<float> lu = download(a.size());
+    const std::vector<float> b = make_matrix(n, 1, n, MatrixKind::random, seed + 1);
+    std::vector<float> x = b;
+    ASSERT_EQ(LAPACKE_sgetrs(LAPACK_COL_MAJOR, 'N', n, 1, lu.data(), lda, ipiv.data(), x.data(), n),
+              0);
+    EXPECT_LT(inf_backward_error(n, 1, a.data(), lda, x.data(), n, b.data(), n), kResidualBound);
 }
 
 }  // namespace
