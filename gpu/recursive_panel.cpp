@@ -14,6 +14,7 @@ namespace {
 // interchanges to all their columns at once; wider ones leave them to
 // catch_up_columns for the columns away from the leaf.
 constexpr int kEagerNodeColumns = 256;
+static_assert(kLeafMaxWidth <= kEagerNodeColumns, "every leaf lies in a node that applies its moves");
 
 // Whether a panel's leaves leave their interchanges for later (see
 // PanelRecursion): only where one pass per column fits in shared memory, and
@@ -55,7 +56,8 @@ public:
 
     // Columns [c, c + n), rows [c, rows): the node whose diagonal block starts
     // at (c, c). Its leaves apply their interchanges to columns [s0, s1) at
-    // once (s1 = 0: not chosen yet).
+    // once: the outermost node of at most kEagerNodeColumns columns around
+    // them (s1 = 0 above it), or every column where nothing is deferred.
     void factor_node(int c, int n, int s0, int s1) {
         if (!deferred_) s0 = 0, s1 = p_.width;
         else if (s1 == 0 && n <= kEagerNodeColumns) s0 = c, s1 = c + n;
@@ -65,13 +67,12 @@ public:
             int* const moves = p_.moves + (deferred_ ? leaves_.size() * kLeafMovesInts : 0);
             factor_leaf(element(p_, c, c), p_.ld, p_.column_major, rows, n, p_.ipiv + c, c, p_.info,
                         c, moves, queue_.stream);
-            // The leaf's own columns at least: it leaves its rows where they were.
-            const int first = s1 == 0 ? c : s0, last = s1 == 0 ? c + n : s1;
-            apply_leaf_moves(element(p_, c, first), p_.ld, p_.column_major, last - first, moves,
+            // Its own columns among them: the leaf leaves its rows where they were.
+            apply_leaf_moves(element(p_, c, s0), p_.ld, p_.column_major, s1 - s0, moves,
                              queue_.stream);
             if (deferred_) {
                 leaves_.push_back({c, moves});
-                std::fill(through_.begin() + first, through_.begin() + last, c + n);
+                std::fill(through_.begin() + s0, through_.begin() + s1, c + n);
             }
             return;
         }

@@ -83,33 +83,33 @@ std::vector<float> random_matrix(int n, bool dominant) {
     return a;
 }
 
-// One cuBLAS call (gemm or trsm) on 256 x 256 operands, handle included.
-double first_blas_call(bool gemm) {
+// cuBLAS's SGEMM (256^3) and/or left lower unit STRSM (256 x 256), each once,
+// as the recursive panel calls them, on `stream` (0: the default stream):
+// the milliseconds from the handle's creation to the calls' end.
+double first_blas_calls(bool gemm, bool trsm, cudaStream_t stream) {
     const int n = 256;
     const std::vector<float> a = random_matrix(n, true);
-    float *d_a = nullptr, *d_b = nullptr, *d_c = nullptr;
+    float *d_a = nullptr, *d_c = nullptr;
     const size_t bytes = a.size() * sizeof(float);
     CHECK(cudaMalloc(&d_a, bytes));
-    CHECK(cudaMalloc(&d_b, bytes));
     CHECK(cudaMalloc(&d_c, bytes));
     CHECK(cudaMemcpy(d_a, a.data(), bytes, cudaMemcpyHostToDevice));
-    CHECK(cudaMemcpy(d_b, a.data(), bytes, cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(d_c, a.data(), bytes, cudaMemcpyHostToDevice));
     const double start = now_ms();
     cublasHandle_t handle = nullptr;
     CHECK(cublasCreate(&handle));
+    CHECK(cublasSetStream(handle, stream));
     const float minus_one = -1.0f, one = 1.0f;
     if (gemm)
-        CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &minus_one, d_a, n, d_b, n,
+        CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &minus_one, d_a, n, d_a, n,
                           &one, d_c, n));
-    else
+    if (trsm)
         CHECK(cublasStrsm(handle, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
                           CUBLAS_DIAG_UNIT, n, n, &one, d_a, n, d_c, n));
-    CHECK(cudaDeviceSynchronize());
+    CHECK(cudaStreamSynchronize(stream));
     const double ms = now_ms() - start;
     CHECK(cublasDestroy(handle));
     CHECK(cudaFree(d_a));
-    CHECK(cudaFree(d_b));
     CHECK(cudaFree(d_c));
     return ms;
 }
@@ -172,28 +172,9 @@ double cusolver_sgesv(int n, const std::vector<float>& a) {
 // their own, while the calling thread goes on; the milliseconds it took.
 void load_cublas_beside(double* ms) {
     const double start = now_ms();
-    const int n = 256;
-    const std::vector<float> a = random_matrix(n, true);
     cudaStream_t stream = nullptr;
     CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    float *d_a = nullptr, *d_c = nullptr;
-    const size_t bytes = a.size() * sizeof(float);
-    CHECK(cudaMalloc(&d_a, bytes));
-    CHECK(cudaMalloc(&d_c, bytes));
-    CHECK(cudaMemcpyAsync(d_a, a.data(), bytes, cudaMemcpyHostToDevice, stream));
-    CHECK(cudaMemcpyAsync(d_c, a.data(), bytes, cudaMemcpyHostToDevice, stream));
-    cublasHandle_t handle = nullptr;
-    CHECK(cublasCreate(&handle));
-    CHECK(cublasSetStream(handle, stream));
-    const float minus_one = -1.0f, one = 1.0f;
-    CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &minus_one, d_a, n, d_a, n, &one,
-                      d_c, n));
-    CHECK(cublasStrsm(handle, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT,
-                      n, n, &one, d_a, n, d_c, n));
-    CHECK(cudaStreamSynchronize(stream));
-    CHECK(cublasDestroy(handle));
-    CHECK(cudaFree(d_a));
-    CHECK(cudaFree(d_c));
+    (void)first_blas_calls(true, true, stream);
     CHECK(cudaStreamDestroy(stream));
     *ms = now_ms() - start;
 }
@@ -234,8 +215,8 @@ int main(int argc, char** argv) {
         double ms = 0.0;
         if (step == "cublas") ms = load_cublas();
         else if (step == "pinned") ms = pin_host_memory();
-        else if (step == "gemm") ms = first_blas_call(true);
-        else if (step == "trsm") ms = first_blas_call(false);
+        else if (step == "gemm") ms = first_blas_calls(true, false, nullptr);
+        else if (step == "trsm") ms = first_blas_calls(false, true, nullptr);
         else if (step == "lu256") ms = first_small_lu();
         const bool timed_alone = step != "none" && step != "owngemm" && step != "bgcublas" &&
                                  step != "cusolver";
