@@ -33,6 +33,7 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
         cudaDeviceProp properties;
         TANDEM_CUDA_CHECK(cudaGetDeviceProperties(&properties, ordinal_));
         name_ = std::string(properties.name) + " #" + std::to_string(ordinal_);
+        sm_count_ = properties.multiProcessorCount;
         int driver = 0, runtime = 0;
         TANDEM_CUDA_CHECK(cudaDriverGetVersion(&driver));
         TANDEM_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));

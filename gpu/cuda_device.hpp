@@ -77,6 +77,8 @@ public:
     void store_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) override;
     void factor_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width,
                       int* pivots) override;
+    void factor_panel_beside_update(Queue q, int64_t r0, int64_t c0, int64_t rows, int width,
+                                    int* pivots) override;
     void take_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) override;
     bool can_read(Device& source) override;
     void take_panel_from(Queue q, Device& source, Event ready, int64_t r0, int64_t c0,
@@ -88,6 +90,8 @@ public:
                   bool use_inverse) override;
     void update_trailing(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
                          int64_t cols) override;
+    void update_trailing_beside_panel(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
+                                      int64_t cols) override;
     void catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const int* ipiv) override;
     void solve(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
                int64_t ldb) override;
@@ -207,6 +211,21 @@ private:
     void release() noexcept;
 
     int ordinal_;
+    int sm_count_ = 0;
+    // Beside a tensor-core update, whose cuBLAS GEMM keeps its blocks on the
+    // SMs until the whole product is done, a panel's leaves (a cluster's blocks
+    // must start together on one GPC) wait for the product's end. So the
+    // update beside a panel asks cuBLAS to leave this many SMs free, and the
+    // panel's leaves take clusters of at most this many blocks (with a
+    // 4-block cap, panels of more than 16384 rows are cuSOLVER's getrf).
+    // Measured with the same settings (docs/ALGORITHM.md): the tf32x3 LU at
+    // n = 32768 on an H200 0.382 s against 0.407, either alone no faster.
+    static constexpr int kSmsLeftToPanels = 32;
+    static constexpr int kLeafClustersBesideTensorCores = 4;
+    // Whether the update beside a panel and that panel are run so (above).
+    bool leaves_sms_to_panels() const;
+    void update_trailing_leaving_sms(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
+                                     int64_t cols, bool leave_sms);
     std::string name_;
     std::string fingerprint_;
     static constexpr int kQueues = 3;     // compute, transfer, copy

@@ -114,26 +114,52 @@ void CudaDevice::form_u12(Queue q, int64_t r0, int width, int64_t c0, int64_t co
 // A22 -= L21 * U12, with L21 the workspace rows width .. width+rows.
 void CudaDevice::update_trailing(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
                                  int64_t cols) {
+    update_trailing_leaving_sms(q, r0, width, rows, c0, cols, false);
+}
+
+void CudaDevice::update_trailing_beside_panel(Queue q, int64_t r0, int width, int64_t rows,
+                                              int64_t c0, int64_t cols) {
+    update_trailing_leaving_sms(q, r0, width, rows, c0, cols, leaves_sms_to_panels());
+}
+
+bool CudaDevice::leaves_sms_to_panels() const {
+    return update_precision_ != UpdatePrecision::fp32 &&
+           panel_method_ == DevicePanelMethod::automatic && sm_count_ > 2 * kSmsLeftToPanels;
+}
+
+void CudaDevice::update_trailing_leaving_sms(Queue q, int64_t r0, int width, int64_t rows,
+                                             int64_t c0, int64_t cols, bool leave_sms) {
     DeviceGuard guard(ordinal_);
     if (rows < 0) contract_error("update_trailing", "rows = " + std::to_string(rows) + " < 0");
     check_block("update_trailing", r0, c0, width + rows, cols);
     if (rows == 0 || cols == 0 || width == 0) return;  // reads no workspace (Device contract)
     check_panel("update_trailing", width, width + rows);
-    if (update_precision_ == UpdatePrecision::tf32x3) {
-        update_trailing_tf32x3(q, r0, width, rows, c0, cols);
-        return;
-    }
     const float* l21 = panel_workspace() + int64_t(width) * panel_ld_;
-    if (update_precision_ == UpdatePrecision::tf32 || update_precision_ == UpdatePrecision::bf16) {
-        const cublasComputeType_t compute = update_precision_ == UpdatePrecision::tf32
-                                                ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                                : CUBLAS_COMPUTE_32F_FAST_16BF;
-        gemm_tensor_cores(blas(q), compute, rows, cols, width, -1.0f, l21, panel_ld_, at(r0, c0),
-                          ld_, 1.0f, at(r0 + width, c0), ld_);
+    if (update_precision_ == UpdatePrecision::fp32) {
+        product(q, rows, cols, width, -1.0f, l21, panel_ld_, at(r0, c0), ld_, 1.0f,
+                at(r0 + width, c0), ld_);
         return;
     }
-    product(q, rows, cols, width, -1.0f, l21, panel_ld_, at(r0, c0), ld_, 1.0f,
-            at(r0 + width, c0), ld_);
+    // The tensor-core products are cuBLAS's: its SM target is this handle's
+    // until it is reset, also when the product fails.
+    const BlasQueue where = blas(q);
+    if (leave_sms)
+        TANDEM_CUBLAS_CHECK(cublasSetSmCountTarget(where.handle, sm_count_ - kSmsLeftToPanels));
+    try {
+        if (update_precision_ == UpdatePrecision::tf32x3) {
+            update_trailing_tf32x3(q, r0, width, rows, c0, cols);
+        } else {
+            const cublasComputeType_t compute = update_precision_ == UpdatePrecision::tf32
+                                                    ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                    : CUBLAS_COMPUTE_32F_FAST_16BF;
+            gemm_tensor_cores(where, compute, rows, cols, width, -1.0f, l21, panel_ld_,
+                              at(r0, c0), ld_, 1.0f, at(r0 + width, c0), ld_);
+        }
+    } catch (...) {
+        if (leave_sms) (void)cublasSetSmCountTarget(where.handle, 0);
+        throw;
+    }
+    if (leave_sms) TANDEM_CUBLAS_CHECK(cublasSetSmCountTarget(where.handle, 0));
 }
 
 void CudaDevice::ensure_split_buffer(Queue q, DeviceBuffer& buffer, size_t bytes) {

@@ -9,6 +9,7 @@
 //   20 us for a 32768 x 256 panel on an H200, against milliseconds for the
 //   factorization itself.
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "gpu/cuda_check.hpp"
@@ -53,6 +54,13 @@ void CudaDevice::ensure_getrf_workspace(Queue q, int64_t rows, int width, bool c
 void CudaDevice::ensure_getrf_workspaces(int64_t rows, int max_panel_width, int last_panel_width) {
     ensure_getrf_workspace(Queue::transfer, rows, max_panel_width, true);
     ensure_getrf_workspace(Queue::transfer, last_panel_width, last_panel_width, true);
+}
+
+void CudaDevice::factor_panel_beside_update(Queue q, int64_t r0, int64_t c0, int64_t rows,
+                                            int width, int* pivots) {
+    std::optional<LeafClusterCap> cap;  // see kLeafClustersBesideTensorCores
+    if (leaves_sms_to_panels()) cap.emplace(kLeafClustersBesideTensorCores);
+    factor_panel(q, r0, c0, rows, width, pivots);
 }
 
 void CudaDevice::factor_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width,

@@ -520,6 +520,7 @@ int max_cluster_blocks() {
 }
 
 std::atomic<int> leaf_cluster_limit{kDefaultLeafClusterLimit};
+thread_local int leaf_cluster_cap = kDefaultLeafClusterLimit;  // LeafClusterCap's, this thread's
 
 // The widest leaf of one block for `rows` rows (0: none holds them).
 int single_block_leaf_width(int64_t rows) {
@@ -532,6 +533,12 @@ int single_block_leaf_width(int64_t rows) {
 
 void set_leaf_cluster_limit(int blocks) { leaf_cluster_limit.store(blocks); }
 
+LeafClusterCap::LeafClusterCap(int blocks) : previous_(leaf_cluster_cap) {
+    leaf_cluster_cap = std::min(previous_, blocks);
+}
+
+LeafClusterCap::~LeafClusterCap() { leaf_cluster_cap = previous_; }
+
 // One block up to 2048 rows: 16 columns of 2048 rows cost 1.72 us a column
 // there, 32 columns in a cluster of two blocks 1.92 (the H200, 2026-11-22,
 // tandem-device-panel-parts). Beyond, 32-column leaves on clusters
@@ -543,7 +550,7 @@ void set_leaf_cluster_limit(int blocks) { leaf_cluster_limit.store(blocks); }
 // against 0.107-0.109 s, and at 32768 0.561-0.572 against 0.567-0.605, in
 // three alternating pairs of one call on an H200 (2026-11-22).
 int leaf_width_for(int64_t rows) {
-    const int limit = leaf_cluster_limit.load();
+    const int limit = std::min(leaf_cluster_limit.load(), leaf_cluster_cap);
     if (rows <= rows_per_block(16) || limit <= 1) return single_block_leaf_width(rows);
     const int64_t most = std::min(max_cluster_blocks(), limit);
     if (most <= 1) return single_block_leaf_width(rows);

@@ -37,6 +37,23 @@ int leaf_width_for(int64_t rows);
 void set_leaf_cluster_limit(int blocks);
 constexpr int kDefaultLeafClusterLimit = 16;
 
+// While one lives, leaf_width_for on the calling thread gives leaves of at
+// most `blocks` blocks (or the limit above, if lower; a cap never widens
+// another), so that a panel factored beside a product that holds most SMs
+// until it ends finds room for its leaves: a cluster's blocks must start
+// together on the SMs of one GPC (CudaDevice::factor_panel_beside_update).
+// Panels taller than such leaves reach then go to cuSOLVER's getrf.
+class LeafClusterCap {
+public:
+    explicit LeafClusterCap(int blocks);
+    ~LeafClusterCap();
+    LeafClusterCap(const LeafClusterCap&) = delete;
+    LeafClusterCap& operator=(const LeafClusterCap&) = delete;
+
+private:
+    int previous_;
+};
+
 // LU with partial pivoting (LAPACK's rule: the largest magnitude, the first
 // row on ties; zero pivots continue) of the rows x width block at `a` (device,
 // leading dimension ld, row-major or column-major), width <= rows, with

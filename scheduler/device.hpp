@@ -103,6 +103,13 @@ public:
     // panel workspace is not touched: take_panel() fills it.
     virtual void factor_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width,
                               int* pivots) = 0;
+    // factor_panel for a panel that runs beside this device's trailing
+    // update of the step before (update_trailing_beside_panel): a device may
+    // factor it so that it needs fewer of its processors at once.
+    virtual void factor_panel_beside_update(Queue q, int64_t r0, int64_t c0, int64_t rows,
+                                            int width, int* pivots) {
+        factor_panel(q, r0, c0, rows, width, pivots);
+    }
 
     // Panel workspace = storage[r0 : r0+rows, c0 : c0+width], without inv(L11):
     // the owner's device-factored panel, for form_u12(.., false) and update_trailing.
@@ -141,6 +148,13 @@ public:
     // block they change is empty (the last panel factored in place is never in one).
     virtual void update_trailing(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
                                  int64_t cols) = 0;
+    // update_trailing for a step's update (not its look-ahead) while this
+    // device factors the next panel beside it (factor_panel_beside_update): a
+    // device may leave some of its processors to that panel.
+    virtual void update_trailing_beside_panel(Queue q, int64_t r0, int width, int64_t rows,
+                                              int64_t c0, int64_t cols) {
+        update_trailing(q, r0, width, rows, c0, cols);
+    }
 
     // Deferred columns brought up to date with the factorization of the first
     // j columns (a left-looking step): for local columns [c0, c0+cols), apply

@@ -312,8 +312,13 @@ Event LuSteps::update_range(int64_t k, const ColumnRange& r) {
         });
         next_columns_ready = devices_[r.device]->record(Queue::compute);
     }
+    // The next panel is factored on this device while this update runs.
+    const bool beside_panel = looks_ahead(k) && plan_.panel_on_device(k + 1) &&
+                              r.device == plan_.owner(k + 1);
     ctx_.timed(r.device, Queue::compute, "update", step, [&](Device& x) {
-        x.update_trailing(Queue::compute, j, width, rows_below, r.first + next_cols, r.cols - next_cols);
+        const int64_t c0 = r.first + next_cols, cols = r.cols - next_cols;
+        if (beside_panel) x.update_trailing_beside_panel(Queue::compute, j, width, rows_below, c0, cols);
+        else x.update_trailing(Queue::compute, j, width, rows_below, c0, cols);
     });
     return next_columns_ready;
 }
@@ -334,9 +339,15 @@ void LuSteps::start_panel(int64_t k, Event after) {
                     devices_[d]->synchronize(received_[k % 2][d]);
                 });
     if (after >= 0) owner.wait(Queue::transfer, after);
+    // Panel k is issued during step k-1 when that step looks ahead: beside its updates.
+    const bool beside_update = k > 0 && looks_ahead(k - 1);
     if (plan_.panel_on_device(k))
         ctx_.timed(owner_index, Queue::transfer, "panel", static_cast<int>(k), [&](Device& x) {
-            x.factor_panel(Queue::transfer, begin, local, m_ - begin, width, device_pivots_);
+            if (beside_update)
+                x.factor_panel_beside_update(Queue::transfer, begin, local, m_ - begin, width,
+                                             device_pivots_);
+            else
+                x.factor_panel(Queue::transfer, begin, local, m_ - begin, width, device_pivots_);
         });
     if (host_copy)
         ctx_.timed(owner_index, Queue::transfer, "download", static_cast<int>(k), [&](Device& x) {

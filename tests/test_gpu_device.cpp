@@ -17,6 +17,7 @@
 
 #include "gpu/bounce_buffers.hpp"
 #include "gpu/panel_leaf.hpp"
+#include "gpu/recursive_panel.hpp"
 #include "gpu/swap_rows.hpp"
 #include "gpu/transfer.hpp"
 #include "scheduler/gpu_backend.hpp"
@@ -101,6 +102,33 @@ TEST_F(GpuDevice, UploadDownloadInChunksPageableAndPinned) {
             if (pinned) device_->host_free(host);
             EXPECT_EQ(wrong, 0);
         }
+}
+
+// Panels beside a tensor-core update take leaves of at most four blocks
+// (LeafClusterCap): on the calling thread only while the cap lives, never
+// wider than a cap or limit already in force, and taller panels than such
+// leaves reach go to cuSOLVER. Where the device runs clusters of 16
+// (Hopper), a 16384-row leaf is 32 columns on 16 blocks, under the cap 8
+// columns on 4 (16384 rows, the most four blocks hold).
+TEST(GpuLeaves, ClusterCapNarrowsLeavesOnItsThreadWhileItLives) {
+    if (gpu::device_count() == 0) GTEST_SKIP() << "no usable CUDA device: " << gpu::unavailable_reason();
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    if (gpu::leaf_width_for(16384) != 32) GTEST_SKIP() << "this GPU schedules no 16-block cluster";
+    {
+        gpu::LeafClusterCap cap(4);
+        EXPECT_EQ(gpu::leaf_width_for(16384), 8);
+        EXPECT_EQ(gpu::leaf_width_for(4096), 32);
+        EXPECT_FALSE(gpu::recursive_panel_fits(16385));
+        int other_thread = 0;
+        std::thread([&] {
+            if (cudaSetDevice(0) == cudaSuccess) other_thread = gpu::leaf_width_for(16384);
+        }).join();
+        EXPECT_EQ(other_thread, 32);
+        gpu::LeafClusterCap wider(8);
+        EXPECT_EQ(gpu::leaf_width_for(16384), 8);
+    }
+    EXPECT_EQ(gpu::leaf_width_for(16384), 32);
+    EXPECT_TRUE(gpu::recursive_panel_fits(16385));
 }
 
 // Pageable copies through the bounce buffers' ring, one right after another,

@@ -16,6 +16,7 @@
 #include <future>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "scheduler/cpu_backend.hpp"
@@ -71,7 +72,14 @@ public:
     void factor_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width,
                       int* pivots) override {
         fault("factor_panel");
+        if (recorder) recorder("panel", r0, c0, width);
         inner_->factor_panel(q, r0, c0, rows, width, pivots);
+    }
+    void factor_panel_beside_update(Queue q, int64_t r0, int64_t c0, int64_t rows, int width,
+                                    int* pivots) override {
+        fault("factor_panel");
+        if (recorder) recorder("panel beside", r0, c0, width);
+        inner_->factor_panel_beside_update(q, r0, c0, rows, width, pivots);
     }
     void take_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) override {
         fault("take_panel");
@@ -89,7 +97,14 @@ public:
     void update_trailing(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
                          int64_t cols) override {
         fault("update_trailing");
+        if (recorder) recorder("update", r0, c0, cols);
         inner_->update_trailing(q, r0, width, rows, c0, cols);
+    }
+    void update_trailing_beside_panel(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
+                                      int64_t cols) override {
+        fault("update_trailing");
+        if (recorder) recorder("update beside", r0, c0, cols);
+        inner_->update_trailing_beside_panel(q, r0, width, rows, c0, cols);
     }
     void catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const int* ipiv) override {
         fault("catch_up");
@@ -123,6 +138,10 @@ public:
     void disarm() { failing_.clear(); }
     // Called with the operation's name at each faultable operation.
     std::function<void(const char*)> observer;
+    // Called at each panel factorization and trailing update, with what it
+    // is ("panel", "panel beside", "update", "update beside"), its first row
+    // r0, first column c0, and width or columns.
+    std::function<void(const std::string& what, int64_t r0, int64_t c0, int64_t cols)> recorder;
     // Makes the device another kind of device to the model cache.
     std::string fingerprint_suffix;
     // Every query() says "not yet", as a GPU's would while it computes: the
@@ -219,6 +238,60 @@ TEST(SchedulerFaults, EveryOperationFailingLeavesAUntouchedOrSaysSo) {
                           kResidualBound);
             }
     EXPECT_GT(failures_seen, 50) << failures_seen;  // most operations are reached on most routes
+}
+
+// A step's update runs beside the next panel when the step looks ahead and
+// the next panel is this device's: the update then says so
+// (update_trailing_beside_panel), and the panel too (factor_panel_beside_update),
+// never the look-ahead's own columns, which the panel waits for, nor the
+// first panel, nor anything without look-ahead.
+TEST(SchedulerSteps, OnlyTheUpdateBesideTheNextPanelSaysSo) {
+    const int n = 160, nb = 16, steps = n / nb;
+    const std::vector<float> a = make_matrix(n, n, n, MatrixKind::random, test_seed());
+    for (const int lookahead : {1, 0}) {
+        SCOPED_TRACE("look-ahead " + std::to_string(lookahead));
+        FaultyDevice device(0, "", 0);
+        std::vector<std::tuple<std::string, int64_t, int64_t, int64_t>> calls;
+        device.recorder = [&](const std::string& what, int64_t r0, int64_t c0, int64_t cols) {
+            calls.emplace_back(what, r0, c0, cols);
+        };
+        std::vector<Device*> devices = {&device};
+        HybridSettings settings;
+        settings.block_size = nb;
+        settings.sites.assign(steps, PanelSite::device);
+        settings.lookahead = lookahead;
+        settings.stream_matrix = false;  // the whole matrix first: each step's updates in one piece
+        HybridLU lu(devices, settings);
+        std::vector<float> out = a;
+        std::vector<int> ipiv(n);
+        Report report;
+        ASSERT_EQ(lu.factor(n, n, out.data(), n, ipiv.data(), report), 0);
+        EXPECT_LT(factorization_residual(n, n, a.data(), n, out.data(), n, ipiv.data()), kResidualBound);
+        int panels = 0, panels_beside = 0, updates_beside = 0, lookaheads = 0;
+        for (const auto& [what, r0, c0, cols] : calls) {
+            if (what == "panel") {
+                ++panels;
+                if (lookahead > 0) EXPECT_EQ(r0, 0) << "only the first panel runs alone";
+            } else if (what == "panel beside") {
+                ++panels_beside;
+                EXPECT_GT(lookahead, 0);
+            } else if (what == "update beside") {
+                updates_beside += cols > 0;
+                EXPECT_GT(lookahead, 0);
+                EXPECT_EQ(c0, r0 + 2 * nb) << "the step's columns after the look-ahead's";
+                EXPECT_EQ(cols, n - r0 - 2 * nb);
+            } else if (what == "update" && cols > 0) {
+                if (lookahead > 0) {
+                    EXPECT_EQ(c0, r0 + nb) << "every plain update is a look-ahead (or the last step's)";
+                    lookaheads += c0 + cols == r0 + 2 * nb || c0 + cols == n;
+                }
+            }
+        }
+        EXPECT_EQ(panels + panels_beside, steps);
+        EXPECT_EQ(panels_beside, lookahead > 0 ? steps - 1 : 0);
+        EXPECT_EQ(updates_beside, lookahead > 0 ? steps - 2 : 0);  // the last look-ahead is all there is
+        if (lookahead > 0) EXPECT_EQ(lookaheads, steps - 1);
+    }
 }
 
 // OpenBLAS's thread count is process-wide: a plan of device panels alone

@@ -78,7 +78,11 @@ enum class PanelPlacement { automatic, cpu, device };
 // How a GPU factors the panels the plan gives it (and sgetrf_gpu a matrix it
 // factors in one piece).
 //   automatic: the same as recursive (on the H200 it measured faster than
-//              cuSOLVER's getrf on every panel shape tried, 1.04-1.36x).
+//              cuSOLVER's getrf on every panel shape tried, 1.04-1.36x),
+//              except beside tensor-core updates (update_precision other
+//              than fp32), which leave a panel a few SMs: there its leaves
+//              take at most 4-block clusters, and panels of more than 16384
+//              rows, which those do not reach, go to cuSOLVER's getrf.
 //   recursive: tandem's recursive panel (TRSM and GEMM between leaves of up
 //              to 32 columns, each factored in registers by one thread block,
 //              or by a thread block cluster beyond 2048 rows) up to 65536
