@@ -260,6 +260,15 @@ void LuSteps::update_trailing_columns(int64_t k, bool use_inverse) {
     const bool update_on_arrival = stream_.arriving();
     Event next_panel_columns = -1;
     bool next_panel_started = false;
+    // Whether the next panel's owner updates columns beyond the look-ahead's
+    // while that panel is factored (a streamed matrix may have none there yet).
+    bool panel_beside_update = false;
+    if (looks_ahead(k) && plan_.panel_on_device(k + 1)) {
+        int64_t columns = -plan_.block_width(k + 1);  // the look-ahead's
+        for (const ColumnRange& r : ranges)
+            if (r.device == plan_.owner(k + 1)) columns += r.cols;
+        panel_beside_update = columns > 0;
+    }
     for (const ColumnRange& r : ranges) {
         Device& dev = *devices_[r.device];
         if (r.block >= 0) dev.wait(Queue::compute, stream_.arrival(r.block));
@@ -272,7 +281,7 @@ void LuSteps::update_trailing_columns(int64_t k, bool use_inverse) {
         if (update_on_arrival) {
             const Event e = update_range(k, r);
             if (e >= 0) {
-                start_panel(k + 1, e);
+                start_panel(k + 1, e, panel_beside_update);
                 next_panel_started = true;
             }
         }
@@ -290,7 +299,8 @@ void LuSteps::update_trailing_columns(int64_t k, bool use_inverse) {
         workspace_read_[k % 2][d] = update_done_[d];
     }
     if (has_next && !next_panel_started)
-        start_panel(k + 1, next_panel_columns >= 0 ? next_panel_columns : update_done_[plan_.owner(k + 1)]);
+        start_panel(k + 1, next_panel_columns >= 0 ? next_panel_columns : update_done_[plan_.owner(k + 1)],
+                    panel_beside_update && next_panel_columns >= 0);
 }
 
 // A(j+w:m, range) -= L21 U12. A range that begins with the next panel's block
@@ -323,7 +333,7 @@ Event LuSteps::update_range(int64_t k, const ColumnRange& r) {
     return next_columns_ready;
 }
 
-void LuSteps::start_panel(int64_t k, Event after) {
+void LuSteps::start_panel(int64_t k, Event after, bool beside_update) {
     const int owner_index = plan_.owner(k);
     Device& owner = *devices_[owner_index];
     const int64_t begin = plan_.block_begin(k);
@@ -339,8 +349,6 @@ void LuSteps::start_panel(int64_t k, Event after) {
                     devices_[d]->synchronize(received_[k % 2][d]);
                 });
     if (after >= 0) owner.wait(Queue::transfer, after);
-    // Panel k is issued during step k-1 when that step looks ahead: beside its updates.
-    const bool beside_update = k > 0 && looks_ahead(k - 1);
     if (plan_.panel_on_device(k))
         ctx_.timed(owner_index, Queue::transfer, "panel", static_cast<int>(k), [&](Device& x) {
             if (beside_update)

@@ -74,7 +74,9 @@ private:
     // Panel k started once `after` (an event of its owner's compute queue) has
     // passed, on the owner's transfer queue: factored by the owner (and copied
     // to the host for the other devices), or copied to the host for the CPU.
-    void start_panel(int64_t k, Event after);
+    // `beside_update`: its owner updates columns beyond the look-ahead's
+    // while it is factored (Device::factor_panel_beside_update).
+    void start_panel(int64_t k, Event after, bool beside_update = false);
     // The host's transfers (uploads of block columns, copies of final rows into
     // A) while it waits for panel k+1.
     void host_work(int64_t k);

@@ -241,56 +241,96 @@ TEST(SchedulerFaults, EveryOperationFailingLeavesAUntouchedOrSaysSo) {
 }
 
 // A step's update runs beside the next panel when the step looks ahead and
-// the next panel is this device's: the update then says so
-// (update_trailing_beside_panel), and the panel too (factor_panel_beside_update),
-// never the look-ahead's own columns, which the panel waits for, nor the
-// first panel, nor anything without look-ahead.
+// the next panel is factored by the device that updates: the update then
+// says so (update_trailing_beside_panel), and the panel too
+// (factor_panel_beside_update), exactly when that device updates columns
+// beyond the look-ahead's in that step; never the look-ahead's own columns,
+// which the panel waits for, nor the first panel, nor a CPU panel's step,
+// nor anything without look-ahead. Eager and streamed transfers, one device
+// and two, device panels and alternating sites.
 TEST(SchedulerSteps, OnlyTheUpdateBesideTheNextPanelSaysSo) {
     const int n = 160, nb = 16, steps = n / nb;
     const std::vector<float> a = make_matrix(n, n, n, MatrixKind::random, test_seed());
-    for (const int lookahead : {1, 0}) {
-        SCOPED_TRACE("look-ahead " + std::to_string(lookahead));
-        FaultyDevice device(0, "", 0);
-        std::vector<std::tuple<std::string, int64_t, int64_t, int64_t>> calls;
-        device.recorder = [&](const std::string& what, int64_t r0, int64_t c0, int64_t cols) {
-            calls.emplace_back(what, r0, c0, cols);
+    struct Case {
+        const char* name;
+        int devices;
+        bool stream;
+        bool alternate;  // CPU panels on odd steps
+        int lookahead;
+    };
+    const Case cases[] = {{"one device, eager", 1, false, false, 1},
+                          {"one device, eager, no look-ahead", 1, false, false, 0},
+                          {"one device, streamed", 1, true, false, 1},
+                          {"one device, CPU panels on odd steps", 1, false, true, 1},
+                          {"two devices, eager", 2, false, false, 1},
+                          {"two devices, streamed", 2, true, false, 1}};
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.name);
+        struct Call {
+            int device;
+            std::string what;
+            int64_t r0, c0, cols;
         };
-        std::vector<Device*> devices = {&device};
+        std::vector<Call> calls;
+        std::vector<std::unique_ptr<FaultyDevice>> owned;
+        std::vector<Device*> devices;
+        for (int d = 0; d < c.devices; ++d) {
+            owned.push_back(std::make_unique<FaultyDevice>(d, "", 0));
+            owned.back()->recorder = [&calls, d](const std::string& what, int64_t r0, int64_t c0,
+                                                 int64_t cols) { calls.push_back({d, what, r0, c0, cols}); };
+            devices.push_back(owned.back().get());
+        }
         HybridSettings settings;
         settings.block_size = nb;
         settings.sites.assign(steps, PanelSite::device);
-        settings.lookahead = lookahead;
-        settings.stream_matrix = false;  // the whole matrix first: each step's updates in one piece
+        if (c.alternate)
+            for (int k = 1; k < steps; k += 2) settings.sites[k] = PanelSite::cpu;
+        settings.lookahead = c.lookahead;
+        settings.stream_matrix = c.stream;
         HybridLU lu(devices, settings);
         std::vector<float> out = a;
         std::vector<int> ipiv(n);
         Report report;
         ASSERT_EQ(lu.factor(n, n, out.data(), n, ipiv.data(), report), 0);
         EXPECT_LT(factorization_residual(n, n, a.data(), n, out.data(), n, ipiv.data()), kResidualBound);
-        int panels = 0, panels_beside = 0, updates_beside = 0, lookaheads = 0;
-        for (const auto& [what, r0, c0, cols] : calls) {
-            if (what == "panel") {
-                ++panels;
-                if (lookahead > 0) EXPECT_EQ(r0, 0) << "only the first panel runs alone";
-            } else if (what == "panel beside") {
-                ++panels_beside;
-                EXPECT_GT(lookahead, 0);
-            } else if (what == "update beside") {
-                updates_beside += cols > 0;
-                EXPECT_GT(lookahead, 0);
-                EXPECT_EQ(c0, r0 + 2 * nb) << "the step's columns after the look-ahead's";
-                EXPECT_EQ(cols, n - r0 - 2 * nb);
-            } else if (what == "update" && cols > 0) {
-                if (lookahead > 0) {
-                    EXPECT_EQ(c0, r0 + nb) << "every plain update is a look-ahead (or the last step's)";
-                    lookaheads += c0 + cols == r0 + 2 * nb || c0 + cols == n;
-                }
+        // Per step k (first row r0 = k nb): the devices whose non-empty
+        // updates said "beside", and the device whose panel k+1 said so.
+        std::vector<std::vector<int>> updated_beside(steps);
+        std::vector<int> panel_beside(steps, -1);
+        int device_panels = 0, beside_calls = 0;
+        for (const Call& call : calls) {
+            const int64_t k = call.r0 / nb;
+            if (call.what == "panel" || call.what == "panel beside") ++device_panels;
+            if (call.what == "panel beside") {
+                ++beside_calls;
+                ASSERT_GT(k, 0) << "the first panel runs alone";
+                EXPECT_EQ(panel_beside[k - 1], -1);
+                panel_beside[k - 1] = call.device;
+            } else if (call.what == "update beside" && call.cols > 0) {
+                ++beside_calls;
+                if (c.devices == 1) EXPECT_GE(call.c0, call.r0 + 2 * nb) << "never the look-ahead's columns";
+                updated_beside[k].push_back(call.device);
             }
         }
-        EXPECT_EQ(panels + panels_beside, steps);
-        EXPECT_EQ(panels_beside, lookahead > 0 ? steps - 1 : 0);
-        EXPECT_EQ(updates_beside, lookahead > 0 ? steps - 2 : 0);  // the last look-ahead is all there is
-        if (lookahead > 0) EXPECT_EQ(lookaheads, steps - 1);
+        int expected_device_panels = 0;
+        for (const PanelSite site : settings.sites) expected_device_panels += site == PanelSite::device;
+        EXPECT_EQ(device_panels, expected_device_panels);
+        for (int k = 0; k < steps; ++k) {
+            SCOPED_TRACE("step " + std::to_string(k));
+            const bool next_on_device = k + 1 < steps && settings.sites[k + 1] == PanelSite::device;
+            if (c.lookahead == 0 || !next_on_device) {
+                EXPECT_EQ(panel_beside[k], -1);
+                EXPECT_TRUE(updated_beside[k].empty());
+                continue;
+            }
+            // The panel said "beside" exactly when its owner's update did.
+            for (const int d : updated_beside[k]) EXPECT_EQ(d, panel_beside[k]) << "only the panel's owner";
+            if (panel_beside[k] >= 0) EXPECT_FALSE(updated_beside[k].empty());
+            if (!c.stream && c.devices == 1) {
+                EXPECT_EQ(panel_beside[k] >= 0, k + 2 < steps) << "eager: every step but the last two";
+            }
+        }
+        if (c.lookahead > 0 && !c.alternate && !c.stream) EXPECT_GT(beside_calls, 0);
     }
 }
 

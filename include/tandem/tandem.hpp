@@ -79,10 +79,11 @@ enum class PanelPlacement { automatic, cpu, device };
 // factors in one piece).
 //   automatic: the same as recursive (on the H200 it measured faster than
 //              cuSOLVER's getrf on every panel shape tried, 1.04-1.36x),
-//              except beside tensor-core updates (update_precision other
-//              than fp32), which leave a panel a few SMs: there its leaves
-//              take at most 4-block clusters, and panels of more than 16384
-//              rows, which those do not reach, go to cuSOLVER's getrf.
+//              except for a panel factored beside a tensor-core update
+//              (update_precision other than fp32, lookahead 1, a GPU of more
+//              than 64 SMs), which leaves it 32 SMs: its leaves take at most
+//              4-block clusters, and panels of more than 16384 rows, which
+//              those do not reach, go to cuSOLVER's getrf.
 //   recursive: tandem's recursive panel (TRSM and GEMM between leaves of up
 //              to 32 columns, each factored in registers by one thread block,
 //              or by a thread block cluster beyond 2048 rows) up to 65536
