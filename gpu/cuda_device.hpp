@@ -218,10 +218,10 @@ private:
     // update beside a panel asks cuBLAS to leave this many SMs free, and the
     // panel's leaves take clusters of at most this many blocks (with a
     // 4-block cap, panels of more than 16384 rows are cuSOLVER's getrf).
-    // A build that applied the same two settings to all the steps' panels and
-    // updates but the look-aheads measured the tf32x3 LU at n = 32768 on an H200 at 0.382 s
-    // against 0.407; an SM target of 96-116 alone, or the cap alone, was no
-    // faster (docs/ALGORITHM.md).
+    // A build that applied the same two settings to all the steps' panels
+    // and updates but the look-aheads measured the tf32x3 LU at n = 32768 on
+    // an H200 at 0.382 s against 0.407; an SM target of 96-116 alone, or the
+    // cap alone, was no faster (docs/ALGORITHM.md).
     static constexpr int kSmsLeftToPanels = 32;
     static constexpr int kLeafClustersBesideTensorCores = 4;
     // Whether the update beside a panel and that panel are run so (above).

@@ -279,7 +279,7 @@ void LuSteps::update_trailing_columns(int64_t k, bool use_inverse) {
             x.form_u12(Queue::compute, j, width, r.first, r.cols, use_inverse);
         });
         if (update_on_arrival) {
-            const Event e = update_range(k, r);
+            const Event e = update_range(k, r, panel_beside_update);
             if (e >= 0) {
                 start_panel(k + 1, e, panel_beside_update);
                 next_panel_started = true;
@@ -291,7 +291,7 @@ void LuSteps::update_trailing_columns(int64_t k, bool use_inverse) {
         stream_.rows_final(d, devices_[d]->record(Queue::compute), j, width, step);
     if (!update_on_arrival)
         for (const ColumnRange& r : ranges) {
-            const Event e = update_range(k, r);
+            const Event e = update_range(k, r, panel_beside_update);
             if (e >= 0) next_panel_columns = e;
         }
     for (int d = 0; d < devices; ++d) {
@@ -300,13 +300,13 @@ void LuSteps::update_trailing_columns(int64_t k, bool use_inverse) {
     }
     if (has_next && !next_panel_started)
         start_panel(k + 1, next_panel_columns >= 0 ? next_panel_columns : update_done_[plan_.owner(k + 1)],
-                    panel_beside_update && next_panel_columns >= 0);
+                    panel_beside_update);
 }
 
 // A(j+w:m, range) -= L21 U12. A range that begins with the next panel's block
 // updates that block first (the look-ahead) and returns the event after it
 // (-1 for any other range); then the rest of the range.
-Event LuSteps::update_range(int64_t k, const ColumnRange& r) {
+Event LuSteps::update_range(int64_t k, const ColumnRange& r, bool panel_beside_update) {
     const int64_t j = plan_.block_begin(k);
     const int width = plan_.panel_width(k);
     const int64_t rows_below = m_ - j - width;
@@ -323,8 +323,7 @@ Event LuSteps::update_range(int64_t k, const ColumnRange& r) {
         next_columns_ready = devices_[r.device]->record(Queue::compute);
     }
     // The next panel is factored on this device while this update runs.
-    const bool beside_panel = looks_ahead(k) && plan_.panel_on_device(k + 1) &&
-                              r.device == plan_.owner(k + 1);
+    const bool beside_panel = panel_beside_update && r.device == plan_.owner(k + 1);
     ctx_.timed(r.device, Queue::compute, "update", step, [&](Device& x) {
         const int64_t c0 = r.first + next_cols, cols = r.cols - next_cols;
         if (beside_panel) x.update_trailing_beside_panel(Queue::compute, j, width, rows_below, c0, cols);

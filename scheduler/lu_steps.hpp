@@ -70,7 +70,9 @@ private:
     // A22 -= L21 U12 on one range; the range that begins with the next
     // panel's block updates that block first and returns the event after it,
     // any other -1.
-    Event update_range(int64_t k, const ColumnRange& r);
+    // `panel_beside_update`: the next panel's owner updates columns beyond
+    // the look-ahead's while that panel is factored (its updates say so).
+    Event update_range(int64_t k, const ColumnRange& r, bool panel_beside_update);
     // Panel k started once `after` (an event of its owner's compute queue) has
     // passed, on the owner's transfer queue: factored by the owner (and copied
     // to the host for the other devices), or copied to the host for the CPU.
