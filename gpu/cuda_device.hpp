@@ -215,19 +215,31 @@ private:
     // Beside a tensor-core update, whose cuBLAS GEMM keeps its blocks on the
     // SMs until the whole product is done, a panel's leaves (a cluster's blocks
     // must start together on one GPC) wait for the product's end. So the
-    // update beside a panel asks cuBLAS to leave this many SMs free, and the
-    // panel's leaves take clusters of at most this many blocks (with a
-    // 4-block cap, panels of more than 16384 rows are cuSOLVER's getrf).
-    // A build that applied the same two settings to all the steps' panels
-    // and updates but the look-aheads measured the tf32x3 LU at n = 32768 on
-    // an H200 at 0.382 s against 0.407; an SM target of 96-116 alone, or the
-    // cap alone, was no faster (docs/ALGORITHM.md).
-    static constexpr int kSmsLeftToPanels = 32;
-    static constexpr int kLeafClustersBesideTensorCores = 4;
-    // Whether the update beside a panel and that panel are run so (above).
-    bool leaves_sms_to_panels() const;
+    // update beside a panel asks cuBLAS to leave some SMs free, and the
+    // panel's leaves take clusters of at most so many blocks (a panel taller
+    // than its leaves then reach is cuSOLVER's getrf). How many depends on
+    // which of the two bounds the step, told apart by the panel's height
+    // (the rows of the update beside it are the same): beside a tall panel
+    // the update bounds the step, and every SM it gives up costs it; up to
+    // kRowsOfPanelBoundSteps rows the panel bounds it even so, and gains
+    // from 16 SMs more and clusters twice as wide. Measured on an H200 with
+    // the tf32x3 LU (docs/PERFORMANCE.md): 32 SMs and 4-block clusters for
+    // every step took n = 32768 to 62.5 TF/s (from 57.6 with neither) and
+    // left 16384 at 32.0; 48 and 8 for every step took 16384 to 36.6 and
+    // 32768 down to 60.4; 64 and 8, 35.4 and 53.2.
+    struct PanelShare {
+        int sms_left = 0;          // 0: the update takes every SM it can
+        int leaf_cluster_cap = 0;  // 0: the leaves take clusters as usual
+    };
+    static constexpr int64_t kRowsOfPanelBoundSteps = 16384;
+    static constexpr PanelShare kShareBesideTallPanel{32, 4};
+    static constexpr PanelShare kShareBesidePanelBoundStep{48, 8};
+    // What the update beside a panel of `rows` rows, and that panel, leave
+    // each other: nothing with FP32 updates, with a forced panel method or on
+    // a GPU with too few SMs to spare them.
+    PanelShare share_beside_update(int64_t rows) const;
     void update_trailing_leaving_sms(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
-                                     int64_t cols, bool leave_sms);
+                                     int64_t cols, int sms_left);
     std::string name_;
     std::string fingerprint_;
     static constexpr int kQueues = 3;     // compute, transfer, copy

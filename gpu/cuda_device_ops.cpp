@@ -114,21 +114,26 @@ void CudaDevice::form_u12(Queue q, int64_t r0, int width, int64_t c0, int64_t co
 // A22 -= L21 * U12, with L21 the workspace rows width .. width+rows.
 void CudaDevice::update_trailing(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
                                  int64_t cols) {
-    update_trailing_leaving_sms(q, r0, width, rows, c0, cols, false);
+    update_trailing_leaving_sms(q, r0, width, rows, c0, cols, 0);
 }
 
 void CudaDevice::update_trailing_beside_panel(Queue q, int64_t r0, int width, int64_t rows,
                                               int64_t c0, int64_t cols) {
-    update_trailing_leaving_sms(q, r0, width, rows, c0, cols, leaves_sms_to_panels());
+    update_trailing_leaving_sms(q, r0, width, rows, c0, cols,
+                                share_beside_update(rows).sms_left);
 }
 
-bool CudaDevice::leaves_sms_to_panels() const {
-    return update_precision_ != UpdatePrecision::fp32 &&
-           panel_method_ == DevicePanelMethod::automatic && sm_count_ > 2 * kSmsLeftToPanels;
+CudaDevice::PanelShare CudaDevice::share_beside_update(int64_t rows) const {
+    const PanelShare share =
+        rows <= kRowsOfPanelBoundSteps ? kShareBesidePanelBoundStep : kShareBesideTallPanel;
+    const bool shared = update_precision_ != UpdatePrecision::fp32 &&
+                        panel_method_ == DevicePanelMethod::automatic &&
+                        sm_count_ > 2 * share.sms_left;
+    return shared ? share : PanelShare{};
 }
 
 void CudaDevice::update_trailing_leaving_sms(Queue q, int64_t r0, int width, int64_t rows,
-                                             int64_t c0, int64_t cols, bool leave_sms) {
+                                             int64_t c0, int64_t cols, int sms_left) {
     DeviceGuard guard(ordinal_);
     if (rows < 0) contract_error("update_trailing", "rows = " + std::to_string(rows) + " < 0");
     check_block("update_trailing", r0, c0, width + rows, cols);
@@ -143,8 +148,8 @@ void CudaDevice::update_trailing_leaving_sms(Queue q, int64_t r0, int width, int
     // The tensor-core products are cuBLAS's: its SM target is this handle's
     // until it is reset, also when the product fails.
     const BlasQueue where = blas(q);
-    if (leave_sms)
-        TANDEM_CUBLAS_CHECK(cublasSetSmCountTarget(where.handle, sm_count_ - kSmsLeftToPanels));
+    const bool leave_sms = sms_left > 0;
+    if (leave_sms) TANDEM_CUBLAS_CHECK(cublasSetSmCountTarget(where.handle, sm_count_ - sms_left));
     try {
         if (update_precision_ == UpdatePrecision::tf32x3) {
             update_trailing_tf32x3(q, r0, width, rows, c0, cols);

@@ -58,8 +58,9 @@ void CudaDevice::ensure_getrf_workspaces(int64_t rows, int max_panel_width, int 
 
 void CudaDevice::factor_panel_beside_update(Queue q, int64_t r0, int64_t c0, int64_t rows,
                                             int width, int* pivots) {
-    std::optional<LeafClusterCap> cap;  // see kLeafClustersBesideTensorCores
-    if (leaves_sms_to_panels()) cap.emplace(kLeafClustersBesideTensorCores);
+    std::optional<LeafClusterCap> cap;  // see PanelShare
+    if (const int blocks = share_beside_update(rows).leaf_cluster_cap; blocks > 0)
+        cap.emplace(blocks);
     factor_panel(q, r0, c0, rows, width, pivots);
 }
 

@@ -104,8 +104,8 @@ TEST_F(GpuDevice, UploadDownloadInChunksPageableAndPinned) {
         }
 }
 
-// Panels beside a tensor-core update take leaves of at most four blocks
-// (LeafClusterCap): on the calling thread only while the cap lives, never
+// Panels beside a tensor-core update take leaves of at most four or eight
+// blocks (LeafClusterCap, CudaDevice::PanelShare): on the calling thread only while the cap lives, never
 // wider than a cap or limit already in force, and taller panels than such
 // leaves reach go to cuSOLVER. Where the device runs clusters of 16
 // (Hopper), a 16384-row leaf is 32 columns on 16 blocks, under the cap 8
@@ -572,7 +572,10 @@ int64_t panel_bound_violations(const Vec& a, int64_t ld_rows, int64_t r0, int64_
 // two candidates lay within rounding of each other, a partial-pivoting LU
 // within the backward error bound), leave the other columns alone, and
 // take_panel must make it the workspace (checked through update_trailing).
-// Widths up to the planner's 1024, and tall panels (cuSOLVER's getrf
+// Beside a tensor-core update (factor_panel_beside_update, tf32x3) the leaves
+// take clusters of at most 8 blocks up to 16384 rows (16000 x 64) and of at
+// most 4 above, which reach no further, so cuSOLVER's getrf takes 20000 and
+// 40000 rows (CudaDevice::PanelShare). Widths up to the planner's 1024, and tall panels (cuSOLVER's getrf
 // whatever the method); 4096 x 1024 leaves its leaves' interchanges for later
 // passes (a panel of more than 2^22 floats).
 TEST_F(GpuDevice, FactorPanelMatchesLapackAndBecomesTheWorkspace) {
@@ -583,11 +586,14 @@ TEST_F(GpuDevice, FactorPanelMatchesLapackAndBecomesTheWorkspace) {
     struct Route {
         DevicePanelMethod method;
         bool clusters;
+        bool beside_update;  // factor_panel_beside_update on a tf32x3 device
         const char* name;
     };
-    for (Route route : {Route{DevicePanelMethod::recursive, true, " recursive"},
-                        Route{DevicePanelMethod::recursive, false, " recursive, one-block leaves"},
-                        Route{DevicePanelMethod::cusolver, true, " cuSOLVER"}})
+    for (Route route :
+         {Route{DevicePanelMethod::recursive, true, false, " recursive"},
+          Route{DevicePanelMethod::recursive, false, false, " recursive, one-block leaves"},
+          Route{DevicePanelMethod::cusolver, true, false, " cuSOLVER"},
+          Route{DevicePanelMethod::automatic, true, true, " beside a tensor-core update"}})
     for (auto [rows, width, c0] : {std::tuple<int64_t, int, int64_t>{300, 37, 5},
                                    {1000, 128, 0}, {64, 64, 3}, {1, 1, 0}, {2049, 130, 2},
                                    {1500, 1024, 0}, {20000, 40, 0}, {4096, 72, 1},
@@ -595,6 +601,8 @@ TEST_F(GpuDevice, FactorPanelMatchesLapackAndBecomesTheWorkspace) {
                                    {3000, 200, 4}, {16000, 64, 0}, {40000, 24, 3},
                                    {4096, 1024, 0}}) {
         device_->set_panel_method(route.method);
+        device_->set_update_precision(route.beside_update ? UpdatePrecision::tf32x3
+                                                          : UpdatePrecision::fp32);
         gpu::set_leaf_cluster_limit(route.clusters ? gpu::kDefaultLeafClusterLimit : 1);
         SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width) + route.name);
         const int64_t r0 = 7, cols = c0 + width + 9;
@@ -604,8 +612,12 @@ TEST_F(GpuDevice, FactorPanelMatchesLapackAndBecomesTheWorkspace) {
         float* pinned = device_->host_alloc(width + 1);
         int* pivots = reinterpret_cast<int*>(pinned);
         std::fill(pivots, pivots + width + 1, -5);
-        device_->factor_panel(Queue::transfer, r0, c0, rows, width, pivots);
+        if (route.beside_update)
+            device_->factor_panel_beside_update(Queue::transfer, r0, c0, rows, width, pivots);
+        else
+            device_->factor_panel(Queue::transfer, r0, c0, rows, width, pivots);
         device_->synchronize(device_->record(Queue::transfer));
+        device_->set_update_precision(UpdatePrecision::fp32);  // the check below is FP32's
 
         Vec lapack(static_cast<size_t>(rows * width));
         for (int j = 0; j < width; ++j)

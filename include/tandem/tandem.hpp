@@ -81,9 +81,10 @@ enum class PanelPlacement { automatic, cpu, device };
 //              cuSOLVER's getrf on every panel shape tried, 1.04-1.36x),
 //              except for a panel factored beside a tensor-core update
 //              (update_precision other than fp32, lookahead 1, a GPU of more
-//              than 64 SMs), which leaves it 32 SMs: its leaves take at most
-//              4-block clusters, and panels of more than 16384 rows, which
-//              those do not reach, go to cuSOLVER's getrf.
+//              than 96 SMs), which leaves it SMs of its own: 48 for a panel
+//              of up to 16384 rows, whose leaves then take clusters of at
+//              most 8 blocks, 32 for a taller one, whose leaves would take
+//              at most 4 and do not reach it: cuSOLVER's getrf factors it.
 //   recursive: tandem's recursive panel (TRSM and GEMM between leaves of up
 //              to 32 columns, each factored in registers by one thread block,
 //              or by a thread block cluster beyond 2048 rows) up to 65536
