@@ -222,11 +222,13 @@ private:
     // (the rows of the update beside it are the same): beside a tall panel
     // the update bounds the step, and every SM it gives up costs it; up to
     // kRowsOfPanelBoundSteps rows the panel bounds it even so, and gains
-    // from 16 SMs more and clusters twice as wide. Measured on an H200 with
-    // the tf32x3 LU (docs/PERFORMANCE.md): 32 SMs and 4-block clusters for
-    // every step took n = 32768 to 62.5 TF/s (from 57.6 with neither) and
-    // left 16384 at 32.0; 48 and 8 for every step took 16384 to 36.6 and
-    // 32768 down to 60.4; 64 and 8, 35.4 and 53.2.
+    // from 48 SMs and 8-block clusters together (48 SMs with 4-block
+    // clusters were no faster). Measured on H200s with the tf32x3 LU of
+    // square matrices on one GPU (docs/PERFORMANCE.md): 32 SMs and 4-block
+    // clusters beside every panel took n = 32768 to 62.4-62.5 TF/s (57.2-60.3
+    // with neither, in other calls) and left 16384 at 31.9-32.0; 48 and 8
+    // beside every panel took 16384 to 36.6 and 32768 down to 60.4; 64 and
+    // 8, 35.4 and 53.2.
     struct PanelShare {
         int sms_left = 0;          // 0: the update takes every SM it can
         int leaf_cluster_cap = 0;  // 0: the leaves take clusters as usual

@@ -126,9 +126,11 @@ void CudaDevice::update_trailing_beside_panel(Queue q, int64_t r0, int width, in
 CudaDevice::PanelShare CudaDevice::share_beside_update(int64_t rows) const {
     const PanelShare share =
         rows <= kRowsOfPanelBoundSteps ? kShareBesidePanelBoundStep : kShareBesideTallPanel;
+    // Both shares were measured on GPUs of 132 SMs; one with no more than
+    // twice the larger share's SMs keeps the plain calls for every panel.
     const bool shared = update_precision_ != UpdatePrecision::fp32 &&
                         panel_method_ == DevicePanelMethod::automatic &&
-                        sm_count_ > 2 * share.sms_left;
+                        sm_count_ > 2 * kShareBesidePanelBoundStep.sms_left;
     return shared ? share : PanelShare{};
 }
 

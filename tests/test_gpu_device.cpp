@@ -105,11 +105,12 @@ TEST_F(GpuDevice, UploadDownloadInChunksPageableAndPinned) {
 }
 
 // Panels beside a tensor-core update take leaves of at most four or eight
-// blocks (LeafClusterCap, CudaDevice::PanelShare): on the calling thread only while the cap lives, never
-// wider than a cap or limit already in force, and taller panels than such
-// leaves reach go to cuSOLVER. Where the device runs clusters of 16
-// (Hopper), a 16384-row leaf is 32 columns on 16 blocks, under the cap 8
-// columns on 4 (16384 rows, the most four blocks hold).
+// blocks (LeafClusterCap, CudaDevice::PanelShare): on the calling thread
+// only while the cap lives, never wider than a cap or limit already in
+// force, and taller panels than such leaves reach go to cuSOLVER. Where the
+// device runs clusters of 16 (Hopper), a 16384-row leaf is 32 columns on 16
+// blocks, under a cap of 4 8 columns on 4 (16384 rows, the most four blocks
+// hold), under a cap of 8 16 columns on 8 (which reach 32768 rows).
 TEST(GpuLeaves, ClusterCapNarrowsLeavesOnItsThreadWhileItLives) {
     if (gpu::device_count() == 0) GTEST_SKIP() << "no usable CUDA device: " << gpu::unavailable_reason();
     ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
@@ -126,6 +127,12 @@ TEST(GpuLeaves, ClusterCapNarrowsLeavesOnItsThreadWhileItLives) {
         EXPECT_EQ(other_thread, 32);
         gpu::LeafClusterCap wider(8);
         EXPECT_EQ(gpu::leaf_width_for(16384), 8);
+    }
+    {
+        gpu::LeafClusterCap cap(8);
+        EXPECT_EQ(gpu::leaf_width_for(16384), 16);
+        EXPECT_TRUE(gpu::recursive_panel_fits(32768));
+        EXPECT_FALSE(gpu::recursive_panel_fits(32769));
     }
     EXPECT_EQ(gpu::leaf_width_for(16384), 32);
     EXPECT_TRUE(gpu::recursive_panel_fits(16385));
@@ -573,11 +580,12 @@ int64_t panel_bound_violations(const Vec& a, int64_t ld_rows, int64_t r0, int64_
 // within the backward error bound), leave the other columns alone, and
 // take_panel must make it the workspace (checked through update_trailing).
 // Beside a tensor-core update (factor_panel_beside_update, tf32x3) the leaves
-// take clusters of at most 8 blocks up to 16384 rows (16000 x 64) and of at
-// most 4 above, which reach no further, so cuSOLVER's getrf takes 20000 and
-// 40000 rows (CudaDevice::PanelShare). Widths up to the planner's 1024, and tall panels (cuSOLVER's getrf
-// whatever the method); 4096 x 1024 leaves its leaves' interchanges for later
-// passes (a panel of more than 2^22 floats).
+// take clusters of at most 8 blocks up to 16384 rows (16000 and 16384 rows)
+// and of at most 4 above, which reach no further, so cuSOLVER's getrf takes
+// 16385, 20000 and 40000 rows (CudaDevice::PanelShare). Widths up to the
+// planner's 1024, and tall panels (cuSOLVER's getrf whatever the method);
+// 4096 x 1024 (2^22 floats) is the largest panel whose leaves apply their
+// interchanges at once (larger ones leave them for later passes).
 TEST_F(GpuDevice, FactorPanelMatchesLapackAndBecomesTheWorkspace) {
     SCOPED_TRACE(seed_note());
     struct ClustersBackOn {  // however the test ends
@@ -599,7 +607,7 @@ TEST_F(GpuDevice, FactorPanelMatchesLapackAndBecomesTheWorkspace) {
                                    {1500, 1024, 0}, {20000, 40, 0}, {4096, 72, 1},
                                    {1024, 32, 4}, {1025, 33, 0}, {2048, 17, 8}, {4097, 8, 0},
                                    {3000, 200, 4}, {16000, 64, 0}, {40000, 24, 3},
-                                   {4096, 1024, 0}}) {
+                                   {16384, 32, 0}, {16385, 32, 1}, {4096, 1024, 0}}) {
         device_->set_panel_method(route.method);
         device_->set_update_precision(route.beside_update ? UpdatePrecision::tf32x3
                                                           : UpdatePrecision::fp32);
