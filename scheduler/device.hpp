@@ -150,7 +150,8 @@ public:
                                  int64_t cols) = 0;
     // update_trailing for a step's update (not its look-ahead) while this
     // device factors the next panel beside it (factor_panel_beside_update): a
-    // device may leave some of its processors to that panel.
+    // device may leave some of its processors to that panel. Its `rows` are
+    // that panel's rows, so the two calls can size their shares alike.
     virtual void update_trailing_beside_panel(Queue q, int64_t r0, int width, int64_t rows,
                                               int64_t c0, int64_t cols) {
         update_trailing(q, r0, width, rows, c0, cols);

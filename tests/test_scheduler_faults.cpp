@@ -72,13 +72,13 @@ public:
     void factor_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width,
                       int* pivots) override {
         fault("factor_panel");
-        if (recorder) recorder("panel", r0, c0, width);
+        if (recorder) recorder("panel", r0, c0, width, rows);
         inner_->factor_panel(q, r0, c0, rows, width, pivots);
     }
     void factor_panel_beside_update(Queue q, int64_t r0, int64_t c0, int64_t rows, int width,
                                     int* pivots) override {
         fault("factor_panel");
-        if (recorder) recorder("panel beside", r0, c0, width);
+        if (recorder) recorder("panel beside", r0, c0, width, rows);
         inner_->factor_panel_beside_update(q, r0, c0, rows, width, pivots);
     }
     void take_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) override {
@@ -97,13 +97,13 @@ public:
     void update_trailing(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
                          int64_t cols) override {
         fault("update_trailing");
-        if (recorder) recorder("update", r0, c0, cols);
+        if (recorder) recorder("update", r0, c0, cols, rows);
         inner_->update_trailing(q, r0, width, rows, c0, cols);
     }
     void update_trailing_beside_panel(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
                                       int64_t cols) override {
         fault("update_trailing");
-        if (recorder) recorder("update beside", r0, c0, cols);
+        if (recorder) recorder("update beside", r0, c0, cols, rows);
         inner_->update_trailing_beside_panel(q, r0, width, rows, c0, cols);
     }
     void catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const int* ipiv) override {
@@ -141,7 +141,10 @@ public:
     // Called at each panel factorization and trailing update, with what it
     // is ("panel", "panel beside", "update", "update beside"), its first row
     // r0, first column c0, and width or columns.
-    std::function<void(const std::string& what, int64_t r0, int64_t c0, int64_t cols)> recorder;
+    // A panel's or an update's call: its first row and column, its columns,
+    // and its rows (a panel's, or those of the L21 an update multiplies).
+    std::function<void(const std::string& what, int64_t r0, int64_t c0, int64_t cols, int64_t rows)>
+        recorder;
     // Makes the device another kind of device to the model cache.
     std::string fingerprint_suffix;
     // Every query() says "not yet", as a GPU's would while it computes: the
@@ -271,7 +274,7 @@ TEST(SchedulerSteps, OnlyTheUpdateBesideTheNextPanelSaysSo) {
         struct Call {
             int device;
             std::string what;
-            int64_t r0, c0, cols;
+            int64_t r0, c0, cols, rows;
         };
         std::vector<Call> calls;
         std::vector<std::unique_ptr<FaultyDevice>> owned;
@@ -280,7 +283,9 @@ TEST(SchedulerSteps, OnlyTheUpdateBesideTheNextPanelSaysSo) {
             owned.push_back(std::make_unique<FaultyDevice>(d, "", 0));
             owned.back()->busy = c.busy;
             owned.back()->recorder = [&calls, d](const std::string& what, int64_t r0, int64_t c0,
-                                                 int64_t cols) { calls.push_back({d, what, r0, c0, cols}); };
+                                                 int64_t cols, int64_t rows) {
+                calls.push_back({d, what, r0, c0, cols, rows});
+            };
             devices.push_back(owned.back().get());
         }
         HybridSettings settings;
@@ -309,10 +314,14 @@ TEST(SchedulerSteps, OnlyTheUpdateBesideTheNextPanelSaysSo) {
                 ASSERT_GT(k, 0) << "the first panel runs alone";
                 EXPECT_EQ(panel_beside[k - 1], -1);
                 panel_beside[k - 1] = call.device;
+                // The device sizes its share of the SMs by these rows on both
+                // sides (CudaDevice::PanelShare): those below step k-1's panel.
+                EXPECT_EQ(call.rows, n - k * nb);
             } else if (call.what == "update beside" && call.cols > 0) {
                 ++beside_calls;
                 if (c.devices == 1) EXPECT_GE(call.c0, call.r0 + 2 * nb) << "never the look-ahead's columns";
                 updated_beside[k].push_back(call.device);
+                EXPECT_EQ(call.rows, n - (k + 1) * nb) << "the rows of the next panel";
             }
         }
         int expected_device_panels = 0;
