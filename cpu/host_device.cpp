@@ -241,6 +241,48 @@ public:
         }
     }
 
+    // The storage read as column-major is the transpose of the local columns:
+    // F(i, c) at storage[i * ld + c], so the block column's part of it
+    // starting at row r is F(r:, K)^T, w x (rows), leading dimension ld_.
+    void solve_block_column(char trans, char triangle, int64_t n, int64_t j, int64_t c0, int w,
+                            int64_t nrhs, float* x, int64_t ldx) override {
+        const std::string problem = block_column_solve_problem(trans, triangle, n, j, c0, w, nrhs,
+                                                                x, ldx, rows_, ld_);
+        if (!problem.empty())
+            throw Error(TANDEM_ERROR_INTERNAL, name() + ": solve_block_column: " + problem);
+        if (w == 0 || nrhs == 0) return;
+        const float* diagonal = storage_.data() + j * ld_ + c0;  // F(K, K)^T
+        const float* top = storage_.data() + c0;                   // F(0:j, K)^T
+        const float* below = diagonal + int64_t(w) * ld_;          // F(j+w:n, K)^T
+        float* block = x + j;
+        const int wi = w, ri = static_cast<int>(nrhs), ld = static_cast<int>(ld_),
+                  ldxi = static_cast<int>(ldx), above = static_cast<int>(j),
+                  after = static_cast<int>(n - j - w);
+        const bool lower = triangle == 'L';
+        // F(K, K)^T is L(K, K)^T (upper, unit) or U(K, K)^T (lower).
+        const CBLAS_UPLO uplo = lower ? CblasUpper : CblasLower;
+        const CBLAS_DIAG diag = lower ? CblasUnit : CblasNonUnit;
+        if (trans == 'N') {
+            cblas_strsm(CblasColMajor, CblasLeft, uplo, CblasTrans, diag, wi, ri, 1.0f, diagonal,
+                        ld, block, ldxi);
+            if (lower && after > 0)
+                cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, after, ri, wi, -1.0f, below,
+                            ld, block, ldxi, 1.0f, block + w, ldxi);
+            if (!lower && above > 0)
+                cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, above, ri, wi, -1.0f, top, ld,
+                            block, ldxi, 1.0f, x, ldxi);
+            return;
+        }
+        if (!lower && above > 0)
+            cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, wi, ri, above, -1.0f, top, ld,
+                        x, ldxi, 1.0f, block, ldxi);
+        if (lower && after > 0)
+            cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, wi, ri, after, -1.0f, below,
+                        ld, block + w, ldxi, 1.0f, block, ldxi);
+        cblas_strsm(CblasColMajor, CblasLeft, uplo, CblasNoTrans, diag, wi, ri, 1.0f, diagonal, ld,
+                    block, ldxi);
+    }
+
     Event record(Queue) override {
         // A second host thread (the scheduler's FactorCollector) records too.
         std::lock_guard<std::mutex> lock(events_mutex_);

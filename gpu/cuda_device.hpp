@@ -93,6 +93,8 @@ public:
     void update_trailing_beside_panel(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
                                       int64_t cols) override;
     void catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const int* ipiv) override;
+    void solve_block_column(char trans, char triangle, int64_t n, int64_t j, int64_t c0, int w,
+                            int64_t nrhs, float* x, int64_t ldx) override;
     void solve(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
                int64_t ldb) override;
 

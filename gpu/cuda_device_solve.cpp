@@ -53,6 +53,74 @@ void CudaDevice::solve_kept_factors(char trans, int64_t n, int64_t nrhs, const i
     solve_with_factors(host_matrix_.floats(), n, true, trans, n, nrhs, ipiv, b, ldb);
 }
 
+// The block column's part of the factors read as column-major is
+// F(r:, K)^T (w wide, leading dimension ld_): the header's table, block by
+// block. X's rows that the block reads go up into solve_rhs_[0] (n x nrhs, at
+// their own rows), the rows it changes come back.
+void CudaDevice::solve_block_column(char trans, char triangle, int64_t n, int64_t j, int64_t c0,
+                                    int w, int64_t nrhs, float* x, int64_t ldx) {
+    DeviceGuard guard(ordinal_);
+    const std::string problem = block_column_solve_problem(trans, triangle, n, j, c0, w, nrhs, x,
+                                                           ldx, rows_, local_cols_);
+    if (!problem.empty()) contract_error("solve_block_column", problem);
+    if (w == 0 || nrhs == 0) return;
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream(Queue::transfer)));
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream(Queue::copy)));
+    const cudaStream_t s = stream(Queue::compute);
+    solve_rhs_[0].ensure(sizeof(float) * static_cast<size_t>(n * nrhs), "solve's right-hand sides");
+    float* const xd = solve_rhs_[0].floats();
+    const bool lower = triangle == 'L';
+    // Rows read: the block and those below it (L) or above it (U); rows
+    // written: the same for 'N', the block alone for 'T'.
+    const int64_t read_begin = lower ? j : 0, read_end = lower ? n : j + w;
+    const int64_t write_begin = trans == 'N' ? read_begin : j;
+    const int64_t write_end = trans == 'N' ? read_end : j + w;
+    auto copy_rows = [&](int64_t begin, int64_t end, bool up) {
+        float* const host = x + begin;
+        float* const device = xd + begin;
+        TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(
+            up ? device : host, sizeof(float) * (up ? n : ldx), up ? host : device,
+            sizeof(float) * (up ? ldx : n), sizeof(float) * (end - begin), nrhs,
+            up ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, s));
+    };
+    copy_rows(read_begin, read_end, true);
+
+    const cublasHandle_t h = blas(Queue::compute).handle;
+    const float one = 1.0f, minus_one = -1.0f;
+    const float* diagonal = at(j, c0);  // F(K, K)^T: L(K, K)^T (upper, unit) or U(K, K)^T (lower)
+    const float* top = at(0, c0);       // F(0:j, K)^T
+    const float* below = at(j + w, c0);  // F(j+w:n, K)^T
+    float* const block = xd + j;
+    const int wi = w, ri = blas_int(nrhs, "nrhs"), ld = blas_int(ld_, "ld"),
+              ldn = blas_int(n, "n"), above = blas_int(j, "j"), after = blas_int(n - j - w, "n");
+    const cublasFillMode_t fill = lower ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+    const cublasDiagType_t diag = lower ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
+    const cublasOperation_t op = trans == 'N' ? CUBLAS_OP_T : CUBLAS_OP_N;
+    auto solve_diagonal = [&] {
+        TANDEM_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, fill, op, diag, wi, ri, &one,
+                                        diagonal, ld, block, ldn));
+    };
+    if (trans == 'N') {
+        solve_diagonal();
+        if (lower && after > 0)
+            TANDEM_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, after, ri, wi, &minus_one,
+                                            below, ld, block, ldn, &one, block + w, ldn));
+        if (!lower && above > 0)
+            TANDEM_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, above, ri, wi, &minus_one,
+                                            top, ld, block, ldn, &one, xd, ldn));
+    } else {
+        if (!lower && above > 0)
+            TANDEM_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, wi, ri, above, &minus_one,
+                                            top, ld, xd, ldn, &one, block, ldn));
+        if (lower && after > 0)
+            TANDEM_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, wi, ri, after, &minus_one,
+                                            below, ld, block + w, ldn, &one, block, ldn));
+        solve_diagonal();
+    }
+    copy_rows(write_begin, write_end, false);
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
 // With column-major factors F (as sgetrf leaves them: L unit lower, U upper)
 // and P A = L U:
 //   'N':  X = U^-1 L^-1 (P B)      -> gather rows, trsm(Lower, N, Unit), trsm(Upper, N, NonUnit)

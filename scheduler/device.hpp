@@ -172,6 +172,21 @@ public:
     // is overwritten with X. trans is 'N' or 'T'. Synchronous.
     virtual void solve(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
                        int64_t ldb) = 0;
+    // One block column's part of a triangular solve with factors spread over
+    // devices by block columns: global columns [j, j+w) of the n x n factors
+    // are this device's local columns [c0, c0+w) (rows 0..n). X is n x nrhs
+    // column-major host memory (ldx; from host_alloc for speed); with B the
+    // block rows [j, j+w) of X, L and U the unit lower and upper factors and
+    // K the block column [j, j+w):
+    //   'N', 'L':  B = inv(L(K,K)) B;  X(j+w:n) -= L(j+w:n, K) B
+    //   'N', 'U':  B = inv(U(K,K)) B;  X(0:j)   -= U(0:j, K) B
+    //   'T', 'U':  B = inv(U(K,K)^T) (B - U(0:j, K)^T X(0:j))
+    //   'T', 'L':  B = inv(L(K,K)^T) (B - L(j+w:n, K)^T X(j+w:n))
+    // Solving with L by blocks in increasing order, then with U in decreasing
+    // order ('N'), or with U^T in increasing and L^T in decreasing order
+    // ('T'), solves L U X = B or U^T L^T X = B. Synchronous.
+    virtual void solve_block_column(char trans, char triangle, int64_t n, int64_t j, int64_t c0,
+                                    int w, int64_t nrhs, float* x, int64_t ldx) = 0;
 
     // Calls on a whole matrix in the caller's own column-major storage, outside
     // the blocked LU: the API's one-panel plans, where copying into the device's
@@ -244,6 +259,24 @@ struct FreeMatrix {
         if (device && p) device->free_matrix(p);
     }
 };
+
+// What is wrong with a solve_block_column call on a device whose storage
+// holds rows x local_cols, or "" when nothing is.
+inline std::string block_column_solve_problem(char trans, char triangle, int64_t n, int64_t j,
+                                              int64_t c0, int w, int64_t nrhs, const float* x,
+                                              int64_t ldx, int64_t rows, int64_t local_cols) {
+    if (trans != 'N' && trans != 'T') return std::string("trans '") + trans + "' is not N or T";
+    if (triangle != 'L' && triangle != 'U')
+        return std::string("triangle '") + triangle + "' is not L or U";
+    if (n < 0 || j < 0 || w < 0 || nrhs < 0 || c0 < 0 || j + w > n || n > rows ||
+        c0 + w > local_cols)
+        return "block column [" + std::to_string(j) + ", " + std::to_string(j + w) + ") at local " +
+               std::to_string(c0) + " of n = " + std::to_string(n) + " outside the " +
+               std::to_string(rows) + " x " + std::to_string(local_cols) + " storage";
+    if (nrhs > 0 && w > 0 && (x == nullptr || ldx < n))
+        return "x null or ldx " + std::to_string(ldx) + " < n";
+    return "";
+}
 
 // Whether each device can read every other one directly (false for fewer than two).
 inline bool devices_read_each_other(const std::vector<Device*>& devices) {

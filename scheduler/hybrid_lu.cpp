@@ -26,6 +26,7 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
                             : BlockingPlan(m, n, settings_.widths, num_devices);
     if (!settings_.sites.empty()) plan.set_panel_sites(settings_.sites);
     n_factored_ = -1;
+    factored_plan_.reset();
     // Our CPU panel runs its own OpenMP team: keep OpenBLAS's threads asleep
     // for the whole factorization (inv(L11) included), not only inside each
     // panel. OpenBLAS's count is process-wide, so a plan of device panels
@@ -79,15 +80,76 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
     report.panel_hidden_seconds = overlap.hidden_seconds;
     report.block_size = settings_.widths.empty() ? settings_.block_size : plan.max_width();
     report.steps = static_cast<int>(plan.steps());
-    if (m == n && num_devices == 1) n_factored_ = n;
+    if (m == n) {
+        n_factored_ = n;
+        factored_plan_ = plan;
+    }
     return info;
 }
 
 void HybridLU::solve(char trans, int64_t nrhs, float* b, int64_t ldb) {
     if (n_factored_ < 0)
+        throw Error(TANDEM_ERROR_INTERNAL, "HybridLU::solve needs a square matrix factored first");
+    if (devices_.size() == 1) {
+        devices_[0]->solve(trans, n_factored_, nrhs, ipiv_.data(), b, ldb);
+        return;
+    }
+    solve_by_block_columns(trans, nrhs, b, ldb);
+}
+
+// P A = L U, so A X = B is L U X = P B and A^T X = B is U^T L^T (P X) = B.
+// Each triangle is solved by block columns, in the order that makes every
+// block's right-hand side final before its device solves it.
+void HybridLU::solve_by_block_columns(char trans, int64_t nrhs, float* b, int64_t ldb) {
+    if (n_factored_ < 0)
         throw Error(TANDEM_ERROR_INTERNAL,
-                    "HybridLU::solve needs a square matrix factored on a single device");
-    devices_[0]->solve(trans, n_factored_, nrhs, ipiv_.data(), b, ldb);
+                    "HybridLU::solve_by_block_columns needs a square matrix factored first");
+    const int64_t n = n_factored_;
+    if (n == 0 || nrhs == 0) return;
+    const bool transposed = trans == 'T' || trans == 't' || trans == 'C' || trans == 'c';
+    const char op = transposed ? 'T' : 'N';
+    const BlockingPlan& plan = *factored_plan_;
+    auto solve_block = [&](int64_t blk, char triangle, float* x, int64_t cols) {
+        const int64_t j = plan.block_begin(blk);
+        const int owner = plan.owner(blk);
+        devices_[owner]->solve_block_column(op, triangle, n, j, plan.local_begin(owner, j),
+                                            static_cast<int>(plan.block_width(blk)), cols, x, n);
+    };
+    auto permute = [&](float* x, int64_t cols, bool forward) {
+        for (int64_t c = 0; c < cols; ++c) {
+            float* column = x + c * n;
+            if (forward)
+                for (int64_t i = 0; i < n; ++i) std::swap(column[i], column[ipiv_[i] - 1]);
+            else
+                for (int64_t i = n - 1; i >= 0; --i) std::swap(column[i], column[ipiv_[i] - 1]);
+        }
+    };
+    // X goes through pinned host memory, 64 MiB of right-hand sides at a time.
+    const int64_t chunk = std::clamp<int64_t>((int64_t(16) << 20) / n, 1, nrhs);
+    Device& host_side = *devices_[0];
+    float* const x = host_side.host_alloc(n * chunk);
+    try {
+        for (int64_t first = 0; first < nrhs; first += chunk) {
+            const int64_t cols = std::min(chunk, nrhs - first);
+            for (int64_t c = 0; c < cols; ++c)
+                std::copy_n(b + (first + c) * ldb, n, x + c * n);
+            if (op == 'N') {
+                permute(x, cols, true);
+                for (int64_t blk = 0; blk < plan.blocks(); ++blk) solve_block(blk, 'L', x, cols);
+                for (int64_t blk = plan.blocks() - 1; blk >= 0; --blk) solve_block(blk, 'U', x, cols);
+            } else {
+                for (int64_t blk = 0; blk < plan.blocks(); ++blk) solve_block(blk, 'U', x, cols);
+                for (int64_t blk = plan.blocks() - 1; blk >= 0; --blk) solve_block(blk, 'L', x, cols);
+                permute(x, cols, false);
+            }
+            for (int64_t c = 0; c < cols; ++c)
+                std::copy_n(x + c * n, n, b + (first + c) * ldb);
+        }
+    } catch (...) {
+        host_side.host_free(x);
+        throw;
+    }
+    host_side.host_free(x);
 }
 
 }  // namespace tandem

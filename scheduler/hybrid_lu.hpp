@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "scheduler/blocking_plan.hpp"
@@ -46,8 +47,13 @@ public:
                std::chrono::steady_clock::time_point call_start = std::chrono::steady_clock::now());
 
     // op(A) X = B with the factors left by factor() (square A only); B is
-    // column-major n x nrhs and is overwritten with X.
+    // column-major n x nrhs and is overwritten with X. One device solves with
+    // its whole factors; several solve by block columns where the factors lie.
     void solve(char trans, int64_t nrhs, float* b, int64_t ldb);
+    // The solve by block columns (Device::solve_block_column): each block
+    // column's part on the device that holds it, X passing from device to
+    // device through host memory. Any number of devices.
+    void solve_by_block_columns(char trans, int64_t nrhs, float* b, int64_t ldb);
 
     // Whether the last factor() wrote to the caller's array before it failed
     // (the factors are copied out while the steps run).
@@ -57,6 +63,7 @@ private:
     std::vector<Device*> devices_;
     HybridSettings settings_;
     int64_t n_factored_ = -1;  // n of the last factor() of a square matrix, else -1
+    std::optional<BlockingPlan> factored_plan_;  // the last factor()'s, for solve()
     std::vector<int> ipiv_;
     bool wrote_output_ = false;
 };

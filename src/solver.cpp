@@ -249,7 +249,7 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
             }
             hybrid_ = std::make_unique<HybridLU>(devices, settings);
             const int info = hybrid_->factor(m, n, a, lda, ipiv, report, created_);
-            factors_on_device_ = m == n && devices.size() == 1;
+            factors_on_device_ = m == n;
             return info;
         } catch (const std::bad_alloc&) {
             throw Error(TANDEM_ERROR_OUT_OF_MEMORY, "tandem: out of host memory in sgetrf");
@@ -393,14 +393,13 @@ void Solver::solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t 
         }
         return;
     }
-    // Factors on the host. They go to a GPU when the caller asked for it or
-    // there are many right-hand sides (moving n^2 floats pays only then), or
-    // when several GPUs factored them: they are in A already, and uploading them
-    // to the first GPU and solving there beat LAPACK's sgetrs on the host 4x at
-    // n = 65536 with one right-hand side (0.44 s against 1.76 s, two H200s,
-    // the two solves timed alone); the solve with the
-    // factors left distributed would be a chain of n / nb small steps across
-    // the GPUs. Never after a CPU fallback.
+    // Factors on the host (sgetrs on factors from another call). They go to a
+    // GPU when the caller asked for it, when there are many right-hand sides
+    // (moving n^2 floats pays only then), or when the call has several GPUs:
+    // uploading the factors to the first GPU and solving there beat LAPACK's
+    // sgetrs on the host 4x at n = 65536 with one right-hand side (0.44 s
+    // against 1.76 s, two H200s, the two solves timed alone). Never after a
+    // CPU fallback.
     const bool several_devices = lease_ && lease_->devices().size() > 1;
     const bool on_device =
         choice_.backend != Backend::cpu && !fell_back_ && !factored_on_cpu_ &&

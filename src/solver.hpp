@@ -103,7 +103,7 @@ private:
     BackendChoice choice_;
     std::unique_ptr<DeviceLease> lease_;
     std::unique_ptr<HybridLU> hybrid_;
-    bool factors_on_device_ = false;  // factor() left square LU factors on one device
+    bool factors_on_device_ = false;  // factor() left square LU factors on its devices
     bool factors_kept_ = false;       // ... in its column-major copy (one panel, host memory)
     bool fell_back_ = false;          // the last factor() fell back to the CPU
     bool factored_on_cpu_ = false;    // ... or the automatic backend gave it to the CPU

@@ -113,6 +113,11 @@ public:
     void solve(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b, int64_t ldb) override {
         inner_->solve(trans, n, nrhs, ipiv, b, ldb);
     }
+    void solve_block_column(char trans, char triangle, int64_t n, int64_t j, int64_t c0, int w,
+                            int64_t nrhs, float* x, int64_t ldx) override {
+        fault("solve_block_column");
+        inner_->solve_block_column(trans, triangle, n, j, c0, w, nrhs, x, ldx);
+    }
     // Peer reads between two faulty devices are their host devices' own.
     bool can_read(Device& source) override {
         auto* other = dynamic_cast<FaultyDevice*>(&source);
@@ -241,6 +246,69 @@ TEST(SchedulerFaults, EveryOperationFailingLeavesAUntouchedOrSaysSo) {
                           kResidualBound);
             }
     EXPECT_GT(failures_seen, 50) << failures_seen;  // most operations are reached on most routes
+}
+
+// The solve by block columns on two devices, failing in either device's
+// part: the Error surfaces and B is as it was (X is written back only once
+// every block has been solved); the same factors then solve correctly.
+TEST(SchedulerFaults, SolveByBlockColumnsFailingLeavesBUntouched) {
+    const int n = 100, nrhs = 3;
+    const uint64_t seed = test_seed();
+    const std::vector<float> a = make_matrix(n, n, n, MatrixKind::random, seed);
+    const std::vector<float> b = make_matrix(n, nrhs, n, MatrixKind::random, seed + 1);
+    for (int failing_device : {0, 1})
+        for (int at : {1, 4, 6}) {
+            SCOPED_TRACE("device " + std::to_string(failing_device) + " failing at call " +
+                         std::to_string(at));
+            std::vector<std::unique_ptr<FaultyDevice>> owned;
+            std::vector<Device*> devices;
+            for (int d = 0; d < 2; ++d) {
+                owned.push_back(std::make_unique<FaultyDevice>(
+                    d, d == failing_device ? "solve_block_column" : "", at));
+                devices.push_back(owned.back().get());
+            }
+            HybridSettings settings;
+            settings.block_size = 16;  // 7 blocks: 4 on device 0, 3 on device 1, a call each a triangle
+            HybridLU lu(devices, settings);
+            std::vector<float> factors = a;
+            std::vector<int> ipiv(n);
+            Report report;
+            ASSERT_EQ(lu.factor(n, n, factors.data(), n, ipiv.data(), report), 0);
+            std::vector<float> x = b;
+            bool threw = false;
+            try {
+                lu.solve('N', nrhs, x.data(), n);
+            } catch (const Error& e) {
+                threw = true;
+                EXPECT_NE(std::string(e.what()).find("injected failure"), std::string::npos);
+            }
+            EXPECT_TRUE(threw);  // the devices have 8 and 6 calls
+            EXPECT_EQ(first_bit_difference(x, b), -1);
+            owned[failing_device]->disarm();
+            x = b;
+            lu.solve('N', nrhs, x.data(), n);
+            EXPECT_LT(solve_residual(n, nrhs, a.data(), n, x.data(), n, b.data(), n), kResidualBound);
+        }
+}
+
+// A block column outside the storage, or a transpose or triangle that is not
+// one, is a scheduler bug: tandem::Error, and X untouched.
+TEST(SchedulerFaults, SolveBlockColumnRejectsWhatIsNotThere) {
+    std::unique_ptr<Device> device = make_host_device(0);
+    device->allocate(8, 4, 4);
+    std::vector<float> x(8, 1.0f);
+    auto rejects = [&](char trans, char triangle, int64_t n, int64_t j, int64_t c0, int w,
+                       int64_t ldx) {
+        EXPECT_THROW(device->solve_block_column(trans, triangle, n, j, c0, w, 1, x.data(), ldx),
+                     Error);
+        EXPECT_EQ(x, std::vector<float>(8, 1.0f));
+    };
+    rejects('C', 'L', 8, 0, 0, 4, 8);  // 'C' is the API's, not the device's
+    rejects('N', 'X', 8, 0, 0, 4, 8);
+    rejects('N', 'L', 9, 0, 0, 4, 9);  // more rows than the storage
+    rejects('N', 'L', 8, 6, 0, 4, 8);  // past n
+    rejects('N', 'U', 8, 0, 2, 4, 8);  // past the local columns
+    rejects('T', 'U', 8, 0, 0, 4, 7);  // ldx < n
 }
 
 // A step's update runs beside the next panel when the step looks ahead and

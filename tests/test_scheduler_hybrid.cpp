@@ -8,11 +8,13 @@
 
 #include <algorithm>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "scheduler/cpu_backend.hpp"
+#include "scheduler/gpu_backend.hpp"
 #include "scheduler/blocking_plan.hpp"
 #include "scheduler/hybrid_lu.hpp"
 #include "tandem/tandem.hpp"
@@ -228,6 +230,59 @@ TEST_P(HybridScheduler, SolveAfterFactorOnTheDevice) {
         std::vector<int> ipiv(n);
         ASSERT_EQ(sgesv(n, nrhs, lu.data(), n, ipiv.data(), x.data(), n, host_options(32, 1, devices)), 0);
         EXPECT_LT(solve_residual(n, nrhs, a.data(), n, x.data(), n, b.data(), n), kResidualBound);
+    }
+}
+
+// The solve by block columns, each block column's part on the device that
+// holds it (several devices take it after sgesv's factorization), on every
+// device count this machine has, one GPU included: both transposes, one and
+// several right-hand sides, blocks that do not divide n, rows of B beyond n
+// left alone.
+TEST_P(HybridScheduler, SolveByBlockColumnsWhereTheFactorsLie) {
+    const uint64_t seed = test_seed();
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    const int n = 150, nb = 16, ldb = n + 3;  // 10 blocks, the last 6 wide
+    const auto a = make_matrix(n, n, n, MatrixKind::random, seed);
+    const auto b = make_matrix(n, 5, ldb, MatrixKind::random, seed + 1);
+    HybridSettings settings;
+    settings.block_size = nb;
+    settings.sites.assign((n + nb - 1) / nb, g_placement == PanelPlacement::device
+                                                 ? PanelSite::device
+                                                 : PanelSite::cpu);
+    for (int count : {1, 2, 3}) {
+        if (!have_devices(count)) continue;
+        SCOPED_TRACE("devices=" + std::to_string(count));
+        std::vector<std::unique_ptr<Device>> owned;
+        std::vector<Device*> devices;
+        std::unique_lock<std::mutex> lock;
+        if (g_backend == Backend::gpu) {
+            lock = gpu::lock_devices();
+            for (int d = 0; d < count; ++d) devices.push_back(&gpu::kept_device(d, {}));
+        } else {
+            for (int d = 0; d < count; ++d) {
+                owned.push_back(make_host_device(d));
+                devices.push_back(owned.back().get());
+            }
+        }
+        HybridLU lu(devices, settings);
+        std::vector<float> factors = a;
+        std::vector<int> ipiv(n);
+        Report report;
+        ASSERT_EQ(lu.factor(n, n, factors.data(), n, ipiv.data(), report), 0);
+        for (char trans : {'N', 'T'})
+            for (int nrhs : {1, 5}) {
+                SCOPED_TRACE(std::string("trans ") + trans + " nrhs " + std::to_string(nrhs));
+                std::vector<float> x = b;
+                lu.solve_by_block_columns(trans, nrhs, x.data(), ldb);
+                const double r = trans == 'N'
+                                     ? solve_residual(n, nrhs, a.data(), n, x.data(), ldb, b.data(), ldb)
+                                     : solve_residual_trans(n, nrhs, a.data(), n, x.data(), ldb,
+                                                            b.data(), ldb);
+                EXPECT_LT(r, kResidualBound);
+                for (int c = 0; c < 5; ++c)
+                    for (int i = (c < nrhs ? n : 0); i < ldb; ++i)
+                        EXPECT_EQ(x[c * ldb + i], b[c * ldb + i]) << "row " << i << " column " << c;
+            }
     }
 }
 
