@@ -216,18 +216,9 @@ public:
         if (n == 0 || nrhs == 0) return;
         // Row-major storage S holds A; as column-major it is A^T. B is column-major.
         const bool transposed = trans != 'N' && trans != 'n';
-        auto apply_pivots = [&](bool forward) {
-            for (int64_t r = 0; r < nrhs; ++r) {
-                float* col = b + r * ldb;
-                if (forward)
-                    for (int64_t k = 0; k < n; ++k) std::swap(col[k], col[ipiv[k] - 1]);
-                else
-                    for (int64_t k = n - 1; k >= 0; --k) std::swap(col[k], col[ipiv[k] - 1]);
-            }
-        };
         const float* s = storage_.data();
         if (!transposed) {  // A = P^T L U: x = U^-1 L^-1 P b
-            apply_pivots(true);
+            interchange_rows(n, nrhs, ipiv, b, ldb, true);
             cblas_strsm(CblasColMajor, CblasLeft, CblasUpper, CblasTrans, CblasUnit, n, nrhs,
                         1.0f, s, ld_, b, ldb);
             cblas_strsm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit, n,
@@ -237,7 +228,7 @@ public:
                         nrhs, 1.0f, s, ld_, b, ldb);
             cblas_strsm(CblasColMajor, CblasLeft, CblasUpper, CblasNoTrans, CblasUnit, n, nrhs,
                         1.0f, s, ld_, b, ldb);
-            apply_pivots(false);
+            interchange_rows(n, nrhs, ipiv, b, ldb, false);
         }
     }
 
@@ -253,7 +244,8 @@ public:
         if (w == 0 || nrhs == 0) return;
         const float* diagonal = storage_.data() + j * ld_ + c0;  // F(K, K)^T
         const float* top = storage_.data() + c0;                   // F(0:j, K)^T
-        const float* below = diagonal + int64_t(w) * ld_;          // F(j+w:n, K)^T
+        // F(j+w:n, K)^T, read only where rows lie below the block
+        const float* below = j + w < n ? diagonal + int64_t(w) * ld_ : nullptr;
         float* block = x + j;
         const int wi = w, ri = static_cast<int>(nrhs), ld = static_cast<int>(ld_),
                   ldxi = static_cast<int>(ldx), above = static_cast<int>(j),

@@ -89,7 +89,7 @@ void CudaDevice::solve_block_column(char trans, char triangle, int64_t n, int64_
     const float one = 1.0f, minus_one = -1.0f;
     const float* diagonal = at(j, c0);  // F(K, K)^T: L(K, K)^T (upper, unit) or U(K, K)^T (lower)
     const float* top = at(0, c0);       // F(0:j, K)^T
-    const float* below = at(j + w, c0);  // F(j+w:n, K)^T
+    const float* below = j + w < n ? at(j + w, c0) : nullptr;  // F(j+w:n, K)^T
     float* const block = xd + j;
     const int wi = w, ri = blas_int(nrhs, "nrhs"), ld = blas_int(ld_, "ld"),
               ldn = blas_int(n, "n"), above = blas_int(j, "j"), after = blas_int(n - j - w, "n");
@@ -100,15 +100,18 @@ void CudaDevice::solve_block_column(char trans, char triangle, int64_t n, int64_
         TANDEM_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, fill, op, diag, wi, ri, &one,
                                         diagonal, ld, block, ldn));
     };
-    if (trans == 'N') {
-        solve_diagonal();
-        if (lower && after > 0)
-            TANDEM_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, after, ri, wi, &minus_one,
-                                            below, ld, block, ldn, &one, block + w, ldn));
-        if (!lower && above > 0)
-            TANDEM_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, above, ri, wi, &minus_one,
-                                            top, ld, block, ldn, &one, xd, ldn));
-    } else {
+    auto solve_block = [&] {
+        if (trans == 'N') {
+            solve_diagonal();
+            if (lower && after > 0)
+                TANDEM_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, after, ri, wi,
+                                                &minus_one, below, ld, block, ldn, &one, block + w,
+                                                ldn));
+            if (!lower && above > 0)
+                TANDEM_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, above, ri, wi,
+                                                &minus_one, top, ld, block, ldn, &one, xd, ldn));
+            return;
+        }
         if (!lower && above > 0)
             TANDEM_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, wi, ri, above, &minus_one,
                                             top, ld, xd, ldn, &one, block, ldn));
@@ -116,8 +119,16 @@ void CudaDevice::solve_block_column(char trans, char triangle, int64_t n, int64_
             TANDEM_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, wi, ri, after, &minus_one,
                                             below, ld, block + w, ldn, &one, block, ldn));
         solve_diagonal();
+    };
+    // X's rows are on their way up from the caller's buffer: a failure must
+    // not leave that copy running once this returns.
+    try {
+        solve_block();
+        copy_rows(write_begin, write_end, false);
+    } catch (...) {
+        (void)cudaStreamSynchronize(s);
+        throw;
     }
-    copy_rows(write_begin, write_end, false);
     TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 

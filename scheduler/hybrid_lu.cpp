@@ -100,14 +100,26 @@ void HybridLU::solve(char trans, int64_t nrhs, float* b, int64_t ldb) {
 // P A = L U, so A X = B is L U X = P B and A^T X = B is U^T L^T (P X) = B.
 // Each triangle is solved by block columns, in the order that makes every
 // block's right-hand side final before its device solves it.
-void HybridLU::solve_by_block_columns(char trans, int64_t nrhs, float* b, int64_t ldb) {
-    if (n_factored_ < 0)
-        throw Error(TANDEM_ERROR_INTERNAL,
-                    "HybridLU::solve_by_block_columns needs a square matrix factored first");
+bool HybridLU::solve_moves_less_than_factors(int64_t nrhs) const {
+    if (devices_.size() == 1 || !factored_plan_) return true;
+    return 2 * (factored_plan_->blocks() + 1) * nrhs <= n_factored_;
+}
+
+void HybridLU::solve_by_block_columns(char trans, int64_t nrhs, float* b, int64_t ldb,
+                                      int64_t max_chunk) {
+    auto misuse = [](const std::string& what) {
+        return Error(TANDEM_ERROR_INTERNAL, "HybridLU::solve_by_block_columns: " + what);
+    };
+    if (n_factored_ < 0) throw misuse("needs a square matrix factored first");
     const int64_t n = n_factored_;
+    const char op = trans == 'N' || trans == 'n'   ? 'N'
+                    : trans == 'T' || trans == 't' ? 'T'
+                    : trans == 'C' || trans == 'c' ? 'T'
+                                                   : '?';
+    if (op == '?') throw misuse(std::string("trans '") + trans + "' is not N, T or C");
+    if (nrhs < 0 || max_chunk < 1 || (nrhs > 0 && (b == nullptr || ldb < std::max<int64_t>(n, 1))))
+        throw misuse("nrhs < 0, no B, ldb < n or max_chunk < 1");
     if (n == 0 || nrhs == 0) return;
-    const bool transposed = trans == 'T' || trans == 't' || trans == 'C' || trans == 'c';
-    const char op = transposed ? 'T' : 'N';
     const BlockingPlan& plan = *factored_plan_;
     auto solve_block = [&](int64_t blk, char triangle, float* x, int64_t cols) {
         const int64_t j = plan.block_begin(blk);
@@ -115,17 +127,8 @@ void HybridLU::solve_by_block_columns(char trans, int64_t nrhs, float* b, int64_
         devices_[owner]->solve_block_column(op, triangle, n, j, plan.local_begin(owner, j),
                                             static_cast<int>(plan.block_width(blk)), cols, x, n);
     };
-    auto permute = [&](float* x, int64_t cols, bool forward) {
-        for (int64_t c = 0; c < cols; ++c) {
-            float* column = x + c * n;
-            if (forward)
-                for (int64_t i = 0; i < n; ++i) std::swap(column[i], column[ipiv_[i] - 1]);
-            else
-                for (int64_t i = n - 1; i >= 0; --i) std::swap(column[i], column[ipiv_[i] - 1]);
-        }
-    };
-    // X goes through pinned host memory, 64 MiB of right-hand sides at a time.
-    const int64_t chunk = std::clamp<int64_t>((int64_t(16) << 20) / n, 1, nrhs);
+    // X goes through pinned host memory, max_chunk floats of it at a time.
+    const int64_t chunk = std::clamp<int64_t>(max_chunk / n, 1, nrhs);
     Device& host_side = *devices_[0];
     float* const x = host_side.host_alloc(n * chunk);
     try {
@@ -134,13 +137,13 @@ void HybridLU::solve_by_block_columns(char trans, int64_t nrhs, float* b, int64_
             for (int64_t c = 0; c < cols; ++c)
                 std::copy_n(b + (first + c) * ldb, n, x + c * n);
             if (op == 'N') {
-                permute(x, cols, true);
+                interchange_rows(n, cols, ipiv_.data(), x, n, true);
                 for (int64_t blk = 0; blk < plan.blocks(); ++blk) solve_block(blk, 'L', x, cols);
                 for (int64_t blk = plan.blocks() - 1; blk >= 0; --blk) solve_block(blk, 'U', x, cols);
             } else {
                 for (int64_t blk = 0; blk < plan.blocks(); ++blk) solve_block(blk, 'U', x, cols);
                 for (int64_t blk = plan.blocks() - 1; blk >= 0; --blk) solve_block(blk, 'L', x, cols);
-                permute(x, cols, false);
+                interchange_rows(n, cols, ipiv_.data(), x, n, false);
             }
             for (int64_t c = 0; c < cols; ++c)
                 std::copy_n(x + c * n, n, b + (first + c) * ldb);

@@ -52,8 +52,15 @@ public:
     void solve(char trans, int64_t nrhs, float* b, int64_t ldb);
     // The solve by block columns (Device::solve_block_column): each block
     // column's part on the device that holds it, X passing from device to
-    // device through host memory. Any number of devices.
-    void solve_by_block_columns(char trans, int64_t nrhs, float* b, int64_t ldb);
+    // device through host memory, at most max_chunk floats of it at a time.
+    // Any number of devices.
+    void solve_by_block_columns(char trans, int64_t nrhs, float* b, int64_t ldb,
+                                int64_t max_chunk = int64_t(16) << 20);
+    // Whether solve() moves less data than the factors would to one device:
+    // always on one device; on several, while X's trips through host memory
+    // (2 (blocks + 1) n floats a right-hand side) are fewer than the n^2
+    // floats of the factors.
+    bool solve_moves_less_than_factors(int64_t nrhs) const;
 
     // Whether the last factor() wrote to the caller's array before it failed
     // (the factors are copied out while the steps run).

@@ -382,7 +382,7 @@ void Solver::solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t 
                                    " (in the solve: B may be partially overwritten; A and ipiv "
                                    "hold the LU factors)");
     };
-    if (factors_on_device_ || factors_kept_) {
+    if (factors_kept_ || (factors_on_device_ && hybrid_->solve_moves_less_than_factors(nrhs))) {
         try {
             if (factors_kept_)
                 lease_->devices()[0]->solve_kept_factors(op, n, nrhs, ipiv, b, ldb);
@@ -393,14 +393,16 @@ void Solver::solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t 
         }
         return;
     }
-    // Factors on the host (sgetrs on factors from another call). They go to a
-    // GPU when the caller asked for it, when there are many right-hand sides
-    // (moving n^2 floats pays only then), or when the call has several GPUs:
-    // uploading the factors to the first GPU and solving there beat LAPACK's
-    // sgetrs on the host 4x at n = 65536 with one right-hand side (0.44 s
-    // against 1.76 s, two H200s, the two solves timed alone). Never after a
-    // CPU fallback.
+    // The factors in a/ipiv: sgetrs's, or those of several GPUs (also in A)
+    // for so many right-hand sides that X's trips between the GPUs would move
+    // more than the factors. They go to a GPU when the caller asked for it,
+    // when there are many right-hand sides (moving n^2 floats pays only then),
+    // or when several GPUs factored them: uploading the factors to the first
+    // GPU and solving there beat LAPACK's sgetrs on the host 4x even with one
+    // right-hand side (n = 65536, two H200s: 0.44 s against 1.76 s, the two
+    // solves timed alone). Never after a CPU fallback.
     const bool several_devices = lease_ && lease_->devices().size() > 1;
+    factors_on_device_ = false;  // the upload below replaces the first device's columns
     const bool on_device =
         choice_.backend != Backend::cpu && !fell_back_ && !factored_on_cpu_ &&
         (choice_.explicit_request || several_devices || nrhs >= kMinRhsForDeviceSolve);

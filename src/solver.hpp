@@ -47,12 +47,14 @@ public:
                                 const int* ipiv, float* b, int64_t ldb, Report& report);
 
     // op(A) X = B (column-major) with the factors in a/ipiv; after factor() of a
-    // square matrix on one device the factors already there are used instead.
+    // square matrix the factors already on the devices are used instead (on
+    // several devices, by block columns, while X's trips between them move
+    // less than the factors: HybridLU::solve_moves_less_than_factors).
     // Otherwise it runs on the chosen backend's first device, except that
     // backend automatic solves fewer than kMinRhsForDeviceSolve columns on the
     // CPU (unless the factors came from several devices), and factors from a CPU
     // fallback are solved on the CPU. Factors from several devices go to the
-    // first one whole (the CPU takes over if they do not fit there).
+    // first one whole then (the CPU takes over if they do not fit there).
     void solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t lda,
                const int* ipiv, float* b, int64_t ldb, Report& report);
 

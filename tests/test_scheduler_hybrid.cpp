@@ -236,53 +236,98 @@ TEST_P(HybridScheduler, SolveAfterFactorOnTheDevice) {
 // The solve by block columns, each block column's part on the device that
 // holds it (several devices take it after sgesv's factorization), on every
 // device count this machine has, one GPU included: both transposes, one and
-// several right-hand sides, blocks that do not divide n, rows of B beyond n
-// left alone.
+// several right-hand sides, X in one piece and in pieces of two columns,
+// blocks of one width that does not divide n and of uneven widths, the
+// matrix streamed and eager, panels between devices directly and through the
+// host; rows of B beyond n left alone.
 TEST_P(HybridScheduler, SolveByBlockColumnsWhereTheFactorsLie) {
     const uint64_t seed = test_seed();
     SCOPED_TRACE("seed=" + std::to_string(seed));
-    const int n = 150, nb = 16, ldb = n + 3;  // 10 blocks, the last 6 wide
+    const int n = 150, ldb = n + 3;
     const auto a = make_matrix(n, n, n, MatrixKind::random, seed);
     const auto b = make_matrix(n, 5, ldb, MatrixKind::random, seed + 1);
-    HybridSettings settings;
-    settings.block_size = nb;
-    settings.sites.assign((n + nb - 1) / nb, g_placement == PanelPlacement::device
-                                                 ? PanelSite::device
-                                                 : PanelSite::cpu);
-    for (int count : {1, 2, 3}) {
-        if (!have_devices(count)) continue;
-        SCOPED_TRACE("devices=" + std::to_string(count));
+    struct Case {
+        std::vector<int> widths;  // repeating the last (BlockingPlan)
+        bool stream, peer_panels;
+    };
+    const Case cases[] = {{{16}, true, true},  // 10 blocks, the last 6 wide
+                          {{5, 16, 9, 33, 1, 20}, false, true},
+                          {{5, 16, 9, 33, 1, 20}, true, false}};
+    for (const Case& c : cases)
+        for (int count : {1, 2, 3}) {
+            if (!have_devices(count)) continue;
+            SCOPED_TRACE("devices=" + std::to_string(count) + " widths from " +
+                         std::to_string(c.widths[0]) + (c.stream ? ", streamed" : ", eager") +
+                         (c.peer_panels ? "" : ", panels through the host"));
+            std::vector<std::unique_ptr<Device>> owned;
+            std::vector<Device*> devices;
+            std::unique_lock<std::mutex> lock;
+            if (g_backend == Backend::gpu) {
+                lock = gpu::lock_devices();
+                for (int d = 0; d < count; ++d) devices.push_back(&gpu::kept_device(d, {}));
+            } else {
+                for (int d = 0; d < count; ++d) {
+                    owned.push_back(make_host_device(d));
+                    devices.push_back(owned.back().get());
+                }
+            }
+            HybridSettings settings;
+            settings.widths = c.widths;
+            settings.stream_matrix = c.stream;
+            settings.peer_panels = c.peer_panels;
+            settings.sites.assign(BlockingPlan(n, n, c.widths, count).steps(),
+                                  g_placement == PanelPlacement::device ? PanelSite::device
+                                                                        : PanelSite::cpu);
+            HybridLU lu(devices, settings);
+            std::vector<float> factors = a;
+            std::vector<int> ipiv(n);
+            Report report;
+            ASSERT_EQ(lu.factor(n, n, factors.data(), n, ipiv.data(), report), 0);
+            for (char trans : {'N', 'T'})
+                for (int nrhs : {1, 5})
+                    for (int64_t max_chunk : {int64_t(1) << 20, int64_t(2) * n}) {
+                        SCOPED_TRACE(std::string("trans ") + trans + " nrhs " + std::to_string(nrhs) +
+                                     " max_chunk " + std::to_string(max_chunk));
+                        std::vector<float> x = b;
+                        lu.solve_by_block_columns(trans, nrhs, x.data(), ldb, max_chunk);
+                        const double r =
+                            trans == 'N'
+                                ? solve_residual(n, nrhs, a.data(), n, x.data(), ldb, b.data(), ldb)
+                                : solve_residual_trans(n, nrhs, a.data(), n, x.data(), ldb,
+                                                       b.data(), ldb);
+                        EXPECT_LT(r, kResidualBound);
+                        for (int col = 0; col < 5; ++col)
+                            for (int i = (col < nrhs ? n : 0); i < ldb; ++i)
+                                EXPECT_EQ(x[col * ldb + i], b[col * ldb + i])
+                                    << "row " << i << " column " << col;
+                    }
+        }
+}
+
+// Several devices solve where the factors lie while X's trips between them,
+// 2 (blocks + 1) n floats a right-hand side, are fewer than the factors' n^2;
+// one device always does.
+TEST(HybridSchedulerSolve, BlockColumnsWhileXMovesLessThanTheFactors) {
+    const int n = 150;  // 16-column blocks: 10
+    const auto a = make_matrix(n, n, n, MatrixKind::random, test_seed());
+    for (int count : {1, 2}) {
         std::vector<std::unique_ptr<Device>> owned;
         std::vector<Device*> devices;
-        std::unique_lock<std::mutex> lock;
-        if (g_backend == Backend::gpu) {
-            lock = gpu::lock_devices();
-            for (int d = 0; d < count; ++d) devices.push_back(&gpu::kept_device(d, {}));
-        } else {
-            for (int d = 0; d < count; ++d) {
-                owned.push_back(make_host_device(d));
-                devices.push_back(owned.back().get());
-            }
+        for (int d = 0; d < count; ++d) {
+            owned.push_back(make_host_device(d));
+            devices.push_back(owned.back().get());
         }
+        HybridSettings settings;
+        settings.block_size = 16;
         HybridLU lu(devices, settings);
         std::vector<float> factors = a;
         std::vector<int> ipiv(n);
         Report report;
         ASSERT_EQ(lu.factor(n, n, factors.data(), n, ipiv.data(), report), 0);
-        for (char trans : {'N', 'T'})
-            for (int nrhs : {1, 5}) {
-                SCOPED_TRACE(std::string("trans ") + trans + " nrhs " + std::to_string(nrhs));
-                std::vector<float> x = b;
-                lu.solve_by_block_columns(trans, nrhs, x.data(), ldb);
-                const double r = trans == 'N'
-                                     ? solve_residual(n, nrhs, a.data(), n, x.data(), ldb, b.data(), ldb)
-                                     : solve_residual_trans(n, nrhs, a.data(), n, x.data(), ldb,
-                                                            b.data(), ldb);
-                EXPECT_LT(r, kResidualBound);
-                for (int c = 0; c < 5; ++c)
-                    for (int i = (c < nrhs ? n : 0); i < ldb; ++i)
-                        EXPECT_EQ(x[c * ldb + i], b[c * ldb + i]) << "row " << i << " column " << c;
-            }
+        EXPECT_TRUE(lu.solve_moves_less_than_factors(1));
+        EXPECT_TRUE(lu.solve_moves_less_than_factors(6));  // 2 * 11 * 6 = 132 <= 150
+        EXPECT_EQ(lu.solve_moves_less_than_factors(7), count == 1);
+        EXPECT_EQ(lu.solve_moves_less_than_factors(1000), count == 1);
     }
 }
 

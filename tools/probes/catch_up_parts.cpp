@@ -29,22 +29,7 @@
 #include "gpu/cuda_device.hpp"
 #include "gpu/transpose.hpp"
 #include "probe_check.hpp"
-
-namespace {
-
-double median_ms(const std::function<void()>& run) {
-    run();
-    std::vector<double> t;
-    for (int i = 0; i < 5; ++i) {
-        const auto start = std::chrono::steady_clock::now();
-        run();
-        t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    }
-    std::sort(t.begin(), t.end());
-    return t[2];
-}
-
-}  // namespace
+#include "probe_timing.hpp"
 
 int main(int argc, char** argv) {
     int64_t n = 8192;
