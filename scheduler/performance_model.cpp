@@ -12,7 +12,7 @@ namespace {
 
 // 4: panels and updates also measured 1024 wide; 5: the CPU panel timed with
 // its inv(L11). Older models are measured again.
-constexpr const char* kHeader = "tandem-performance-model 6";
+constexpr const char* kHeader = "tandem-performance-model 7";
 
 bool positive(double v) { return std::isfinite(v) && v > 0.0; }
 
@@ -165,11 +165,16 @@ bool PerformanceModel::only_whole_call_timed_at(int64_t n) const {
     return whole_timed && !update_timed && std::isfinite(device_whole_seconds(n));
 }
 
-int64_t PerformanceModel::cpu_crossover_n() const {
+namespace {
+
+// The order from which the device's timings beat the CPU's: see cpu_crossover_n.
+int64_t crossover_between(const std::vector<WholeTiming>& cpu_timings,
+                          const std::vector<WholeTiming>& device_timings) {
     // Both curves on the sizes measured for both, in increasing n.
     std::vector<std::pair<double, double>> cpu, device;  // (log n, log seconds)
-    for (const WholeTiming& s : cpu_calls) cpu.emplace_back(std::log(double(s.n)), std::log(s.seconds));
-    for (const WholeTiming& s : device_calls)
+    for (const WholeTiming& s : cpu_timings)
+        cpu.emplace_back(std::log(double(s.n)), std::log(s.seconds));
+    for (const WholeTiming& s : device_timings)
         device.emplace_back(std::log(double(s.n)), std::log(s.seconds));
     if (cpu.empty() || device.empty()) return 0;
     // Sorted, one sample a size (a repeated size would make a zero-length segment).
@@ -196,6 +201,15 @@ int64_t PerformanceModel::cpu_crossover_n() const {
     return std::min(crossover, static_cast<int64_t>(std::llround(std::exp(hi))) + 1);
 }
 
+}  // namespace
+
+int64_t PerformanceModel::cpu_crossover_n() const { return crossover_between(cpu_calls, device_calls); }
+
+int64_t PerformanceModel::solve_crossover_n() const {
+    if (cpu_solves.empty() || device_solves.empty()) return std::numeric_limits<int64_t>::max();
+    return crossover_between(cpu_solves, device_solves);
+}
+
 double PerformanceModel::transfer_seconds(double bytes) const {
     return bytes <= 0.0 ? 0.0 : bytes / transfer_bytes_per_second;
 }
@@ -207,7 +221,7 @@ bool PerformanceModel::complete() const {
             if (s.rows <= 0 || s.width <= 0 || !positive(s.seconds)) return false;
     for (const UpdateTiming& s : updates)
         if (s.size <= 0 || s.width <= 0 || !positive(s.seconds)) return false;
-    for (const auto* table : {&device_whole, &cpu_calls, &device_calls})
+    for (const auto* table : {&device_whole, &cpu_calls, &device_calls, &cpu_solves, &device_solves})
         for (const WholeTiming& s : *table)
             if (s.n <= 0 || !positive(s.seconds)) return false;
     return positive(transfer_bytes_per_second) && positive(host_copy_bytes_per_second) &&
@@ -236,6 +250,9 @@ std::string PerformanceModel::serialize() const {
     for (const WholeTiming& s : cpu_calls) out << "cpu_call " << s.n << " " << s.seconds << "\n";
     for (const WholeTiming& s : device_calls)
         out << "device_call " << s.n << " " << s.seconds << "\n";
+    for (const WholeTiming& s : cpu_solves) out << "cpu_solve " << s.n << " " << s.seconds << "\n";
+    for (const WholeTiming& s : device_solves)
+        out << "device_solve " << s.n << " " << s.seconds << "\n";
     return out.str();
 }
 
@@ -268,12 +285,15 @@ std::optional<PerformanceModel> PerformanceModel::parse(const std::string& text)
             UpdateTiming s;
             ok = bool(fields >> s.size >> s.width >> s.seconds);
             model.updates.push_back(s);
-        } else if (key == "device_whole" || key == "cpu_call" || key == "device_call") {
+        } else if (key == "device_whole" || key == "cpu_call" || key == "device_call" ||
+                   key == "cpu_solve" || key == "device_solve") {
             WholeTiming s;
             ok = bool(fields >> s.n >> s.seconds);
             (key == "device_whole" ? model.device_whole
              : key == "cpu_call"   ? model.cpu_calls
-                                   : model.device_calls)
+             : key == "device_call" ? model.device_calls
+             : key == "cpu_solve"   ? model.cpu_solves
+                                    : model.device_solves)
                 .push_back(s);
         } else {
             ok = false;

@@ -53,6 +53,12 @@ struct PerformanceModel {
     // (the device is always taken).
     std::vector<WholeTiming> cpu_calls;
     std::vector<WholeTiming> device_calls;
+    // sgetrs's two routes with n x n factors in host memory and one
+    // right-hand side, timed likewise: LAPACK's on the CPU (cpu_solves), and
+    // the factors and B moved to the device and solved there (device_solves).
+    // Empty: not measured.
+    std::vector<WholeTiming> cpu_solves;
+    std::vector<WholeTiming> device_solves;
     double transfer_bytes_per_second = 0.0;  // one direction, pinned host memory
     // One direction between the caller's (pageable) memory and the device: the
     // host itself copies through pinned buffers, so this is host time.
@@ -82,6 +88,10 @@ struct PerformanceModel {
     // matrices of fewer flops than an n x n one on the CPU. 0 when the calls
     // were not measured or the device wins at every measured size.
     int64_t cpu_crossover_n() const;
+    // The same for the solve's routes: the order from which the device's route
+    // solves one right-hand side faster than LAPACK; 0 when it won at every
+    // size measured, INT64_MAX when the solves were not measured.
+    int64_t solve_crossover_n() const;
 
     // Whether every table has samples and every figure is positive and finite.
     bool complete() const;

@@ -47,8 +47,8 @@ const char* method_name(PanelMethod method) {
 std::mutex memo_mutex;
 // The crossovers known in this process, by configuration (crossover_mutex).
 std::mutex crossover_mutex;
-std::map<CrossoverKey, int64_t>& crossovers() {
-    static std::map<CrossoverKey, int64_t> known;
+std::map<CrossoverKey, Crossovers>& crossovers() {
+    static std::map<CrossoverKey, Crossovers> known;
     return known;
 }
 std::map<std::string, PerformanceModel>& memo() {
@@ -74,22 +74,43 @@ std::string plan_key(const PerformanceModel& model, const StepPlanRequest& r) {
     return key;
 }
 
-// Seconds of one factorization by `factor` of a copy of `source` (n x n), the
-// median of `repeats` after one untimed run (which also grows the device's buffers).
-template <class Factor>
-double time_call(const std::vector<float>& source, int64_t n, int repeats, Factor&& factor) {
-    std::vector<float> a(source.size());
-    std::vector<int> ipiv(static_cast<size_t>(n));
+// Seconds of `run`, the median of `repeats` after one untimed run (which
+// also grows the device's buffers), each after an untimed `prepare`.
+template <class Prepare, class Run>
+double median_seconds(int repeats, Prepare&& prepare, Run&& run) {
     std::vector<double> seconds;
     for (int r = 0; r <= repeats; ++r) {
-        std::copy(source.begin(), source.end(), a.begin());
+        prepare();
         const auto t0 = std::chrono::steady_clock::now();
-        factor(a.data(), ipiv.data());
+        run();
         const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (r > 0) seconds.push_back(s);
     }
     std::sort(seconds.begin(), seconds.end());
     return seconds[seconds.size() / 2];
+}
+
+// Seconds of one factorization by `factor` of a copy of `source` (n x n).
+template <class Factor>
+double time_call(const std::vector<float>& source, int64_t n, int repeats, Factor&& factor) {
+    std::vector<float> a(source.size());
+    std::vector<int> ipiv(static_cast<size_t>(n));
+    return median_seconds(
+        repeats, [&] { std::copy(source.begin(), source.end(), a.begin()); },
+        [&] { factor(a.data(), ipiv.data()); });
+}
+
+// An n x n matrix of uniform random entries in [-0.5, 0.5) from `seed`, n
+// added to its diagonal: no order is singular.
+std::vector<float> diagonally_dominant(int64_t n, uint64_t seed) {
+    std::vector<float> a(static_cast<size_t>(n * n));
+    uint64_t state = seed + static_cast<uint64_t>(n);
+    for (float& x : a) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        x = static_cast<float>((state >> 40) * (1.0 / (1ull << 24))) - 0.5f;
+    }
+    for (int64_t i = 0; i < n; ++i) a[static_cast<size_t>(i * n + i)] += static_cast<float>(n);
+    return a;
 }
 
 // The automatic backend's choice between LAPACK on the CPU and the device for
@@ -101,13 +122,7 @@ void time_whole_calls(Device& device, PerformanceModel& model) {
     constexpr int64_t kLargestCall = 4096;
     int device_wins = 0;
     for (int64_t n = 16; n <= kLargestCall && device_wins < 2; n *= 2) {
-        std::vector<float> source(static_cast<size_t>(n * n));
-        uint64_t state = 0x2545F4914F6CDD1Dull + static_cast<uint64_t>(n);
-        for (float& x : source) {
-            state = state * 6364136223846793005ull + 1442695040888963407ull;
-            x = static_cast<float>((state >> 40) * (1.0 / (1ull << 24))) - 0.5f;
-        }
-        for (int64_t i = 0; i < n; ++i) source[static_cast<size_t>(i * n + i)] += static_cast<float>(n);
+        const std::vector<float> source = diagonally_dominant(n, 0x2545F4914F6CDD1Dull);
         const int repeats = n <= 512 ? 7 : 3;
         const int ni = static_cast<int>(n);
         const double cpu = time_call(source, n, repeats, [&](float* a, int* ipiv) {
@@ -118,6 +133,39 @@ void time_whole_calls(Device& device, PerformanceModel& model) {
         });
         model.cpu_calls.push_back({n, cpu});
         model.device_calls.push_back({n, gpu});
+        device_wins = gpu < cpu ? device_wins + 1 : 0;
+    }
+}
+
+// sgetrs's choice for factors in host memory (Solver::solve): LAPACK's
+// sgetrs where they are, or the factors and B moved to the device and solved
+// there, one right-hand side, timed call by call from n = kSmallestTimedSolve
+// up in powers of two until the device has won at two sizes in a row (or n =
+// kLargestSolve). Both routes read the n^2 floats of the factors once, so the
+// device's lead holds at larger n.
+void time_solve_calls(Device& device, PerformanceModel& model) {
+    constexpr int64_t kLargestSolve = 4096;
+    int device_wins = 0;
+    for (int64_t n = kSmallestTimedSolve; n <= kLargestSolve && device_wins < 2; n *= 2) {
+        std::vector<float> factors = diagonally_dominant(n, 0x9E3779B97F4A7C15ull);
+        const int ni = static_cast<int>(n);
+        std::vector<int> ipiv(static_cast<size_t>(n));
+        lapack_getrf(ni, ni, factors.data(), ni, ipiv.data());
+        const std::vector<float> rhs(static_cast<size_t>(n), 1.0f);
+        std::vector<float> b(rhs.size());
+        auto time_solve = [&](auto&& solve) {
+            return median_seconds(7, [&] { std::copy(rhs.begin(), rhs.end(), b.begin()); }, solve);
+        };
+        const double cpu = time_solve(
+            [&] { lapack_getrs('N', ni, 1, factors.data(), ni, ipiv.data(), b.data(), ni); });
+        const double gpu = time_solve([&] {
+            device.allocate(n, n, 1);
+            device.upload(Queue::transfer, factors.data(), n, 0, 0, n, n);
+            device.synchronize();
+            device.solve('N', n, 1, ipiv.data(), b.data(), n);
+        });
+        model.cpu_solves.push_back({n, cpu});
+        model.device_solves.push_back({n, gpu});
         device_wins = gpu < cpu ? device_wins + 1 : 0;
     }
 }
@@ -193,7 +241,10 @@ ModelSource machine_model(Device& device, PanelMethod method, const std::string&
         }
     }
     PerformanceModel model = calibrate(device, method, grid, fingerprint);
-    if (time_calls) time_whole_calls(device, model);
+    if (time_calls) {
+        time_whole_calls(device, model);
+        time_solve_calls(device, model);
+    }
     std::string error;
     std::string origin = "calibrated (" + why + ")";
     if (!path.empty()) {
@@ -220,15 +271,16 @@ StepPlan machine_plan(const PerformanceModel& model, const StepPlanRequest& requ
     return plan;
 }
 
-int64_t known_cpu_crossover(const CrossoverKey& key) {
+std::optional<Crossovers> known_crossovers(const CrossoverKey& key) {
     const std::lock_guard<std::mutex> lock(crossover_mutex);
     const auto found = crossovers().find(key);
-    return found == crossovers().end() ? -1 : found->second;
+    if (found == crossovers().end()) return std::nullopt;
+    return found->second;
 }
 
-void remember_cpu_crossover(const CrossoverKey& key, int64_t n) {
+void remember_crossovers(const CrossoverKey& key, const Crossovers& crossovers_of_key) {
     const std::lock_guard<std::mutex> lock(crossover_mutex);
-    crossovers()[key] = n;
+    crossovers()[key] = crossovers_of_key;
 }
 
 void forget_machine_models() {

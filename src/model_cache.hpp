@@ -8,6 +8,7 @@
 #define TANDEM_SRC_MODEL_CACHE_HPP
 
 #include <array>
+#include <optional>
 #include <string>
 
 #include "scheduler/calibration.hpp"
@@ -46,11 +47,20 @@ StepPlan machine_plan(const PerformanceModel& model, const StepPlanRequest& requ
 // What a GPU model depends on besides the machine: the first GPU's ordinal
 // and the Options that change its calls (CPU panel, device panel, SGEMM).
 using CrossoverKey = std::array<int, 4>;
-// PerformanceModel::cpu_crossover_n() as remembered for `key` in this
-// process (remember_cpu_crossover), or -1: the automatic backend's choice
-// without a device or a model at hand.
-int64_t known_cpu_crossover(const CrossoverKey& key);
-void remember_cpu_crossover(const CrossoverKey& key, int64_t n);
+// The smallest order at which the calibration times sgetrs's two routes
+// (PerformanceModel::cpu_solves, device_solves).
+constexpr int64_t kSmallestTimedSolve = 64;
+
+// The automatic backend's crossovers from the model: PerformanceModel's
+// cpu_crossover_n() (sgetrf) and solve_crossover_n() (sgetrs).
+struct Crossovers {
+    int64_t factor = 0;
+    int64_t solve = 0;
+};
+// Those remembered for `key` in this process (remember_crossovers), if any:
+// the automatic backend's choice without a device or a model at hand.
+std::optional<Crossovers> known_crossovers(const CrossoverKey& key);
+void remember_crossovers(const CrossoverKey& key, const Crossovers& crossovers);
 
 // Forgets the models and plans kept in this process (the files stay): the
 // next call reads its file again. Part of tandem::release_resources().

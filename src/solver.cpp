@@ -96,17 +96,19 @@ HybridSettings Solver::hybrid_settings(int64_t m, int64_t n, const std::vector<D
     return settings;
 }
 
-int64_t Solver::cpu_crossover() {
+Crossovers Solver::crossovers() {
     const PanelMethod method =
         options_.panel == PanelMethod::lapack ? PanelMethod::lapack : PanelMethod::recursive;
     const CrossoverKey key = {choice_.first_device, static_cast<int>(method),
                               static_cast<int>(choice_.device_panel), static_cast<int>(choice_.gemm)};
-    const int64_t known = known_cpu_crossover(key);
-    if (known >= 0) return known;
-    const int64_t crossover = model_for(*lease().devices()[0], method).model.cpu_crossover_n();
-    remember_cpu_crossover(key, crossover);
-    return crossover;
+    if (const std::optional<Crossovers> known = known_crossovers(key)) return *known;
+    const PerformanceModel model = model_for(*lease().devices()[0], method).model;
+    const Crossovers measured{model.cpu_crossover_n(), model.solve_crossover_n()};
+    remember_crossovers(key, measured);
+    return measured;
 }
+
+int64_t Solver::cpu_crossover() { return crossovers().factor; }
 
 ModelSource Solver::model_for(Device& device, PanelMethod method) {
     ModelSource source = machine_model(device, method, lease().cache_dir(), false, {}, true);
@@ -133,13 +135,16 @@ bool below_crossover(int64_t m, int64_t n, int64_t crossover) {
 // `prefix` and "n = 512, where LAPACK's and the GPU's calls measured as fast"
 // in `out`, reusing its room: the message of every small call of the automatic
 // backend costs one allocation at most (none in a caller's reused Report).
-void write_crossover_text(std::string& out, const char* prefix, int64_t crossover) {
+void write_crossover_text(std::string& out, const char* prefix, int64_t crossover,
+                          const char* what = "calls") {
     out.clear();
     out.reserve(128);
     out += prefix;
     out += "n = ";
     out += std::to_string(crossover);
-    out += ", where LAPACK's and the GPU's calls measured as fast";
+    out += ", where LAPACK's and the GPU's ";
+    out += what;
+    out += " measured as fast";
 }
 
 }  // namespace
@@ -403,9 +408,22 @@ void Solver::solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t 
     // solves timed alone). Never after a CPU fallback.
     const bool several_devices = lease_ && lease_->devices().size() > 1;
     factors_on_device_ = false;  // the upload below replaces the first device's columns
-    const bool on_device =
-        choice_.backend != Backend::cpu && !fell_back_ && !factored_on_cpu_ &&
-        (choice_.explicit_request || several_devices || nrhs >= kMinRhsForDeviceSolve);
+    const bool device_allowed = choice_.backend != Backend::cpu && !fell_back_ && !factored_on_cpu_;
+    bool on_device = device_allowed && (choice_.explicit_request || several_devices ||
+                                        nrhs >= kMinRhsForDeviceSolve);
+    if (device_allowed && !on_device && choice_.backend == Backend::gpu) {
+        // The automatic backend, one right-hand side or a few: the route that
+        // solved one faster when the machine was measured (the device's lead
+        // only grows with more). Orders below the smallest measured stay on
+        // the CPU without consulting the GPU.
+        const int64_t crossover =
+            n < kSmallestTimedSolve ? INT64_MAX : std::max(crossovers().solve, kSmallestTimedSolve);
+        on_device = n >= crossover;
+        if (!factored_ && crossover != INT64_MAX)
+            write_crossover_text(report.message,
+                                 on_device ? "automatic: the GPU, from " : "automatic: the CPU, below ",
+                                 crossover, "solves");
+    }
     if (!on_device) {
         solve_on_cpu(op, n, nrhs, a, lda, ipiv, b, ldb, report);
         return;

@@ -85,6 +85,9 @@ private:
     // The automatic backend's crossover (PerformanceModel::cpu_crossover_n),
     // from the process's memory or, at the first call, the machine's model.
     int64_t cpu_crossover();
+    // Both of the automatic backend's crossovers (model_cache.hpp), from the
+    // process's memory or the first device's model.
+    Crossovers crossovers();
     // Whether the automatic backend weighs the CPU against the GPU for this call.
     bool automatic_may_take_cpu() const;
     // An out-of-memory error that the options let tandem answer on the CPU.

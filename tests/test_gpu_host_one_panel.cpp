@@ -222,7 +222,7 @@ TEST_F(GpuHostOnePanel, SolvesWithTheFactorsKeptOnTheGpu) {
 }
 
 // A complete model for this GPU whose timed calls put the crossover near
-// n = 1120, whatever this machine would measure: LAPACK 1 ms up to n = 1000
+// n = 1120 (sgetrs's at 256), whatever this machine would measure: LAPACK 1 ms up to n = 1000
 // and 100 ms at 2000, the GPU 2 ms and 3 ms (log-log between them).
 void write_model_with_crossover(const std::string& dir) {
     std::unique_ptr<gpu::CudaDevice> device = gpu::make_cuda_device(0);
@@ -240,6 +240,10 @@ void write_model_with_crossover(const std::string& dir) {
     m.device_whole = {{128, 2e-4}, {8192, 4e-2}};
     m.cpu_calls = {{16, 1e-3}, {1000, 1e-3}, {2000, 1e-1}};
     m.device_calls = {{16, 2e-3}, {1000, 2e-3}, {2000, 3e-3}};
+    // sgetrs's routes meet at n = 256: LAPACK 0.1 ms at 64 and 10 ms at 1024,
+    // the GPU 1 ms at both.
+    m.cpu_solves = {{64, 1e-4}, {1024, 1e-2}};
+    m.device_solves = {{64, 1e-3}, {1024, 1e-3}};
     m.transfer_bytes_per_second = 5e10;
     m.host_copy_bytes_per_second = 3e10;
     m.device_panel_interference = 0.5;
@@ -280,6 +284,47 @@ TEST_F(GpuHostOnePanel, AutomaticBackendTakesTheCpuBelowTheMeasuredCrossover) {
     }
     EXPECT_NE(describe_plan(16, 16, options).find("backend cpu"), std::string::npos);
     release_resources();  // later tests measure this machine's own model
+    std::filesystem::remove_all(dir);
+}
+
+// sgetrs on factors in host memory with a few right-hand sides: LAPACK below
+// the measured solves' crossover (and below the smallest order timed, without
+// a word), the GPU from it; 16 or more right-hand sides go to the GPU.
+TEST_F(GpuHostOnePanel, AutomaticSolveTakesTheCpuBelowTheMeasuredCrossover) {
+    const std::string dir = (std::filesystem::temp_directory_path() /
+                             ("tandem-solve-crossover-" + std::to_string(test_seed())))
+                                .string();
+    release_resources();
+    ASSERT_NO_FATAL_FAILURE(write_model_with_crossover(dir));
+    Options options;
+    options.cache_dir = dir;
+    struct Case {
+        int n, nrhs;
+        Backend expected;
+        const char* message;
+    };
+    for (const Case c : {Case{40, 1, Backend::cpu, ""},
+                         Case{200, 3, Backend::cpu, "automatic: the CPU, below n = 25"},
+                         Case{300, 1, Backend::gpu, "automatic: the GPU, from n = 25"},
+                         Case{200, 16, Backend::gpu, ""}}) {
+        SCOPED_TRACE("n=" + std::to_string(c.n) + " nrhs=" + std::to_string(c.nrhs));
+        const std::vector<float> a = make_matrix(c.n, c.n, c.n, MatrixKind::random, test_seed());
+        const std::vector<float> b = make_matrix(c.n, c.nrhs, c.n, MatrixKind::random, test_seed() + 1);
+        const LapackFactors f = lapack_getrf(c.n, c.n, a, c.n);
+        std::vector<float> x = b;
+        Report report;
+        ASSERT_EQ(sgetrs('N', c.n, c.nrhs, f.lu.data(), c.n, f.ipiv.data(), x.data(), c.n, options,
+                         &report),
+                  0);
+        EXPECT_EQ(report.backend, c.expected) << report.message;
+        if (*c.message != '\0')
+            EXPECT_EQ(report.message.rfind(c.message, 0), 0u) << report.message;
+        else
+            EXPECT_EQ(report.message.find("automatic: the"), std::string::npos) << report.message;
+        EXPECT_LT(solve_residual(c.n, c.nrhs, a.data(), c.n, x.data(), c.n, b.data(), c.n),
+                  kResidualBound);
+    }
+    release_resources();
     std::filesystem::remove_all(dir);
 }
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -136,6 +137,32 @@ TEST(PerformanceModel, CpuCrossoverWhereTheMeasuredCallsMeet) {
     EXPECT_EQ(single.cpu_crossover_n(), 65);
     single.device_calls = {{64, 1e-6}};
     EXPECT_EQ(single.cpu_crossover_n(), 0);
+}
+
+// sgetrs's routes: the same crossover on their own tables, kept apart from
+// the factorization's, and "not measured" means the CPU (unlike sgetrf's).
+TEST(PerformanceModel, SolveCrossoverWhereTheMeasuredSolvesMeet) {
+    PerformanceModel m = synthetic_model(1e-12, 1e-3);
+    EXPECT_EQ(m.solve_crossover_n(), std::numeric_limits<int64_t>::max());  // not measured
+    // LAPACK ~ n^2 from 10 us at 64; the device 50 us + n^2 at a tenth of
+    // LAPACK's cost: 1e-5 x = 5e-5 + 1e-6 x, x = (n/64)^2 = 5.56, n = 150.9.
+    for (int64_t n : {64, 128, 256, 512}) {
+        const double x = std::pow(double(n) / 64.0, 2.0);
+        m.cpu_solves.push_back({n, 1e-5 * x});
+        m.device_solves.push_back({n, 5e-5 + 1e-6 * x});
+    }
+    EXPECT_GE(m.solve_crossover_n(), 150);
+    EXPECT_LE(m.solve_crossover_n(), 154);
+    EXPECT_EQ(m.cpu_crossover_n(), 0);  // the factorization's tables are empty still
+    const auto back = PerformanceModel::parse(m.serialize());
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(back->cpu_solves.size(), 4u);
+    EXPECT_EQ(back->device_solves.size(), 4u);
+    EXPECT_EQ(back->solve_crossover_n(), m.solve_crossover_n());
+    EXPECT_FALSE(PerformanceModel::parse(m.serialize() + "device_solve 64 -1\n").has_value());
+    PerformanceModel device_everywhere = m;
+    for (WholeTiming& t : device_everywhere.device_solves) t.seconds = 1e-7;
+    EXPECT_EQ(device_everywhere.solve_crossover_n(), 0);
 }
 
 TEST(StepPlanner, TakesASmallMatrixWholeWhenItsMeasuredTimeBeatsTheSteps) {
