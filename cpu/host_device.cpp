@@ -34,6 +34,7 @@ public:
     void allocate(int64_t rows, int64_t local_cols, int max_panel_width, int) override {
         try {
             rows_ = rows;
+            local_cols_ = local_cols;
             ld_ = std::max<int64_t>(local_cols, 1);
             storage_.assign(static_cast<size_t>(rows * ld_), 0.0f);
             panel_.assign(static_cast<size_t>(rows * max_panel_width), 0.0f);
@@ -238,7 +239,7 @@ public:
     void solve_block_column(char trans, char triangle, int64_t n, int64_t j, int64_t c0, int w,
                             int64_t nrhs, float* x, int64_t ldx) override {
         const std::string problem = block_column_solve_problem(trans, triangle, n, j, c0, w, nrhs,
-                                                                x, ldx, rows_, ld_);
+                                                                x, ldx, rows_, local_cols_);
         if (!problem.empty())
             throw Error(TANDEM_ERROR_INTERNAL, name() + ": solve_block_column: " + problem);
         if (w == 0 || nrhs == 0) return;
@@ -342,7 +343,7 @@ private:
     int index_;
     UpdatePrecision update_;
     std::vector<float> rounded_l21_, rounded_u12_;  // update tf32 / bf16: the rounded operands
-    int64_t rows_ = 0, ld_ = 1;
+    int64_t rows_ = 0, local_cols_ = 0, ld_ = 1;
     std::vector<float> storage_;
     std::vector<float> panel_;    // rows x width, row-major
     std::vector<float> inv_l11_;  // width x width, row-major

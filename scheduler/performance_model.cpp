@@ -11,7 +11,8 @@ namespace tandem {
 namespace {
 
 // 4: panels and updates also measured 1024 wide; 5: the CPU panel timed with
-// its inv(L11). Older models are measured again.
+// its inv(L11); 6: whole small calls timed for the automatic backend; 7: and
+// sgetrs's two routes. Older models are measured again.
 constexpr const char* kHeader = "tandem-performance-model 7";
 
 bool positive(double v) { return std::isfinite(v) && v > 0.0; }
@@ -206,8 +207,16 @@ int64_t crossover_between(const std::vector<WholeTiming>& cpu_timings,
 int64_t PerformanceModel::cpu_crossover_n() const { return crossover_between(cpu_calls, device_calls); }
 
 int64_t PerformanceModel::solve_crossover_n() const {
-    if (cpu_solves.empty() || device_solves.empty()) return std::numeric_limits<int64_t>::max();
-    return crossover_between(cpu_solves, device_solves);
+    constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+    if (cpu_solves.empty() || device_solves.empty()) return kNever;
+    // Both routes read the n^2 floats of the factors: the device's lead does
+    // not grow with n, so a CPU that won at the largest size measured for both
+    // keeps winning beyond it.
+    int64_t largest_cpu = 0, largest_device = 0;
+    for (const WholeTiming& s : cpu_solves) largest_cpu = std::max(largest_cpu, s.n);
+    for (const WholeTiming& s : device_solves) largest_device = std::max(largest_device, s.n);
+    const int64_t crossover = crossover_between(cpu_solves, device_solves);
+    return crossover > std::min(largest_cpu, largest_device) ? kNever : crossover;
 }
 
 double PerformanceModel::transfer_seconds(double bytes) const {

@@ -90,7 +90,9 @@ struct PerformanceModel {
     int64_t cpu_crossover_n() const;
     // The same for the solve's routes: the order from which the device's route
     // solves one right-hand side faster than LAPACK; 0 when it won at every
-    // size measured, INT64_MAX when the solves were not measured.
+    // size measured; INT64_MAX when the solves were not measured or LAPACK
+    // won at the largest size measured for both (both routes read the n^2
+    // floats of the factors, so that lead is taken to hold beyond it).
     int64_t solve_crossover_n() const;
 
     // Whether every table has samples and every figure is positive and finite.

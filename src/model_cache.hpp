@@ -34,7 +34,8 @@ struct ModelSource {
 // else calibrated on `device` with `grid` (and written to the file).
 // `recalibrate` measures again whatever is cached. `time_calls` (a CUDA
 // device) also times whole small factorizations on the CPU and on the device
-// for the automatic backend (PerformanceModel::cpu_calls, device_calls).
+// for the automatic backend (PerformanceModel::cpu_calls, device_calls), and
+// sgetrs's two routes (cpu_solves, device_solves).
 ModelSource machine_model(Device& device, PanelMethod method, const std::string& cache_dir,
                           bool recalibrate = false, const CalibrationGrid& grid = {},
                           bool time_calls = false);

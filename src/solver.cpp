@@ -149,6 +149,27 @@ void write_crossover_text(std::string& out, const char* prefix, int64_t crossove
 
 }  // namespace
 
+int64_t Solver::solve_crossover(int64_t n, Report& report) {
+    if (n < kSmallestTimedSolve) return INT64_MAX;
+    int64_t crossover = INT64_MAX;
+    try {
+        crossover = crossovers().solve;
+    } catch (const Error& e) {
+        // B is untouched, and LAPACK can solve: the CPU does, and says why.
+        if (!factored_) report.message = std::string("automatic: the CPU (") + e.what() + ")";
+        return INT64_MAX;
+    }
+    if (crossover == INT64_MAX) return INT64_MAX;
+    crossover = std::max(crossover, kSmallestTimedSolve);
+    if (!factored_) {
+        write_crossover_text(report.message,
+                             n >= crossover ? "automatic: the GPU, from " : "automatic: the CPU, below ",
+                             crossover, "solves");
+        note_calibration(report);
+    }
+    return crossover;
+}
+
 bool Solver::automatic_may_take_cpu() const {
     // Options that fix the plan (placement and panel width) ask for the
     // hybrid algorithm: such a call never consults the model.
@@ -401,28 +422,21 @@ void Solver::solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t 
     // The factors in a/ipiv: sgetrs's, or those of several GPUs (also in A)
     // for so many right-hand sides that X's trips between the GPUs would move
     // more than the factors. They go to a GPU when the caller asked for it,
-    // when there are many right-hand sides (moving n^2 floats pays only then),
-    // or when several GPUs factored them: uploading the factors to the first
-    // GPU and solving there beat LAPACK's sgetrs on the host 4x even with one
-    // right-hand side (n = 65536, two H200s: 0.44 s against 1.76 s, the two
-    // solves timed alone). Never after a CPU fallback.
+    // when several GPUs factored them (uploading the factors to the first GPU
+    // and solving there beat LAPACK's sgetrs on the host 4x even with one
+    // right-hand side: n = 65536, two H200s, 0.44 s against 1.76 s, the two
+    // solves timed alone), with kMinRhsForDeviceSolve right-hand sides or
+    // more, and, for the automatic backend, from the order where the two
+    // routes measured as fast with one (solve_crossover). Never after a CPU
+    // fallback.
     const bool several_devices = lease_ && lease_->devices().size() > 1;
     factors_on_device_ = false;  // the upload below replaces the first device's columns
     const bool device_allowed = choice_.backend != Backend::cpu && !fell_back_ && !factored_on_cpu_;
     bool on_device = device_allowed && (choice_.explicit_request || several_devices ||
                                         nrhs >= kMinRhsForDeviceSolve);
     if (device_allowed && !on_device && choice_.backend == Backend::gpu) {
-        // The automatic backend, one right-hand side or a few: the route that
-        // solved one faster when the machine was measured (the device's lead
-        // only grows with more). Orders below the smallest measured stay on
-        // the CPU without consulting the GPU.
-        const int64_t crossover =
-            n < kSmallestTimedSolve ? INT64_MAX : std::max(crossovers().solve, kSmallestTimedSolve);
-        on_device = n >= crossover;
-        if (!factored_ && crossover != INT64_MAX)
-            write_crossover_text(report.message,
-                                 on_device ? "automatic: the GPU, from " : "automatic: the CPU, below ",
-                                 crossover, "solves");
+        on_device = n >= solve_crossover(n, report);
+        if (!on_device && !factored_) lease_.reset();  // other callers may have the GPUs
     }
     if (!on_device) {
         solve_on_cpu(op, n, nrhs, a, lda, ipiv, b, ldb, report);

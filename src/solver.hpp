@@ -52,9 +52,10 @@ public:
     // less than the factors: HybridLU::solve_moves_less_than_factors).
     // Otherwise it runs on the chosen backend's first device, except that
     // backend automatic solves fewer than kMinRhsForDeviceSolve columns on the
-    // CPU (unless the factors came from several devices), and factors from a CPU
-    // fallback are solved on the CPU. Factors from several devices go to the
-    // first one whole then (the CPU takes over if they do not fit there).
+    // CPU below solve_crossover(n) (unless the factors came from several
+    // devices), and factors from a CPU fallback are solved on the CPU. Factors
+    // from several devices go to the first one whole then (the CPU takes over
+    // if they do not fit there).
     void solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t lda,
                const int* ipiv, float* b, int64_t ldb, Report& report);
 
@@ -88,6 +89,13 @@ private:
     // Both of the automatic backend's crossovers (model_cache.hpp), from the
     // process's memory or the first device's model.
     Crossovers crossovers();
+    // The order from which the automatic backend solves few right-hand sides
+    // with host factors on the GPU (PerformanceModel::solve_crossover_n, never
+    // below kSmallestTimedSolve), INT64_MAX for the CPU at every order: below
+    // kSmallestTimedSolve (the GPU is not consulted), where the model has no
+    // such order, or where the model could not be had (the message says why).
+    // Writes the choice into the report of a call that factored nothing.
+    int64_t solve_crossover(int64_t n, Report& report);
     // Whether the automatic backend weighs the CPU against the GPU for this call.
     bool automatic_may_take_cpu() const;
     // An out-of-memory error that the options let tandem answer on the CPU.

@@ -163,6 +163,14 @@ TEST(PerformanceModel, SolveCrossoverWhereTheMeasuredSolvesMeet) {
     PerformanceModel device_everywhere = m;
     for (WholeTiming& t : device_everywhere.device_solves) t.seconds = 1e-7;
     EXPECT_EQ(device_everywhere.solve_crossover_n(), 0);
+    // LAPACK ahead at the largest size: both routes read n^2 floats, so it
+    // stays ahead beyond it (sgetrf's crossover would take the device there).
+    PerformanceModel cpu_everywhere = m;
+    for (WholeTiming& t : cpu_everywhere.device_solves) t.seconds = 1.0;
+    EXPECT_EQ(cpu_everywhere.solve_crossover_n(), std::numeric_limits<int64_t>::max());
+    PerformanceModel cpu_at_the_largest = m;
+    cpu_at_the_largest.device_solves.back().seconds = 2.0 * cpu_at_the_largest.cpu_solves.back().seconds;
+    EXPECT_EQ(cpu_at_the_largest.solve_crossover_n(), std::numeric_limits<int64_t>::max());
 }
 
 TEST(StepPlanner, TakesASmallMatrixWholeWhenItsMeasuredTimeBeatsTheSteps) {

@@ -3,7 +3,7 @@
 // right-hand sides (default 1), LAPACK's factors of a uniform random matrix
 // solved by tandem::sgetrs with Backend::cpu (LAPACK where the factors are),
 // Backend::gpu (the factors and B moved to the GPU and solved there) and the
-// automatic backend, ms (medians of 7 after one call), with the automatic
+// automatic backend, ms (one call, then the median of 5), with the automatic
 // call's message. The first automatic call may calibrate the machine's model.
 // Built as build/bench/tandem-getrs-routes.
 #include <lapacke.h>
