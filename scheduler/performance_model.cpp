@@ -265,6 +265,11 @@ std::string PerformanceModel::serialize() const {
     return out.str();
 }
 
+bool PerformanceModel::of_this_format(const std::string& text) {
+    const std::string header = std::string(kHeader) + "\n";
+    return text.compare(0, header.size(), header) == 0;
+}
+
 std::optional<PerformanceModel> PerformanceModel::parse(const std::string& text) {
     std::istringstream in(text);
     std::string line;

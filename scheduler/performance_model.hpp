@@ -102,6 +102,9 @@ struct PerformanceModel {
     // nothing for text that is not a complete model.
     std::string serialize() const;
     static std::optional<PerformanceModel> parse(const std::string& text);
+    // Whether `text` starts as this version's serialize() does (a model of
+    // an older format is measured again, not read).
+    static bool of_this_format(const std::string& text);
 };
 
 // The model's queries with its tables sorted and taken to logs once: the

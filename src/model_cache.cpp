@@ -237,7 +237,9 @@ ModelSource machine_model(Device& device, PanelMethod method, const std::string&
                 remember_model(fingerprint, *model);
                 return {*model, "file " + path};
             }
-            why = path + " is malformed or for another machine";
+            why = path + (PerformanceModel::of_this_format(text)
+                              ? " is malformed or for another machine"
+                              : " holds a model of another format");
         }
     }
     PerformanceModel model = calibrate(device, method, grid, fingerprint);

@@ -520,6 +520,23 @@ TEST(ModelCache, WritesReadsAndReplacesACorruptFile) {
     const detail::ModelSource again =
         detail::machine_model(*device, PanelMethod::recursive, dir.string(), false, tiny_grid());
     EXPECT_EQ(again.origin.rfind("calibrated", 0), 0u) << again.origin;
+    // Whole files that tandem wrote: of an older format, and of this format
+    // but malformed. Each is measured again, and the call says which it was.
+    const std::string text_now = first.model.serialize();
+    const std::string header_now = text_now.substr(0, text_now.find('\n') + 1);
+    for (const auto& [contents, reason] :
+         {std::pair<std::string, std::string>{"tandem-performance-model 2\n" +
+                                                  text_now.substr(header_now.size()),
+                                              "a model of another format"},
+          {header_now + "cpu_panel garbage\n", "is malformed"}}) {
+        std::string error;
+        ASSERT_TRUE(detail::write_cache_file(path, contents, error)) << error;
+        detail::forget_machine_models();
+        const detail::ModelSource remeasured =
+            detail::machine_model(*device, PanelMethod::recursive, dir.string(), false, tiny_grid());
+        EXPECT_EQ(remeasured.origin.rfind("calibrated", 0), 0u) << remeasured.origin;
+        EXPECT_NE(remeasured.origin.find(reason), std::string::npos) << remeasured.origin;
+    }
     std::string text, why;
     ASSERT_TRUE(detail::read_cache_file(path, 1 << 20, text, why)) << why;
     EXPECT_TRUE(PerformanceModel::parse(text).has_value());
