@@ -135,7 +135,7 @@ public:
             throw Error(TANDEM_ERROR_INTERNAL,
                         name() + ": take_panel_from " + source.name() + ": not another host device");
         if (r0 < 0 || rows < 0 || r0 + rows > from->rows_ || c0 < 0 || width < 0 ||
-            c0 + width > from->ld_ || static_cast<size_t>(rows * width) > panel_.size())
+            c0 + width > from->local_cols_ || static_cast<size_t>(rows * width) > panel_.size())
             throw Error(TANDEM_ERROR_INTERNAL, name() + ": take_panel_from: block outside " +
                                                    source.name() + "'s storage or the workspace");
         panel_rows_ = rows;
@@ -214,6 +214,11 @@ public:
 
     void solve(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
                int64_t ldb) override {
+        if (n < 0 || nrhs < 0 || n > rows_ || n > local_cols_)
+            throw Error(TANDEM_ERROR_INTERNAL, name() + ": solve: n = " + std::to_string(n) +
+                                                   " needs all of an n x n matrix; the storage is " +
+                                                   std::to_string(rows_) + " x " +
+                                                   std::to_string(local_cols_));
         if (n == 0 || nrhs == 0) return;
         // Row-major storage S holds A; as column-major it is A^T. B is column-major.
         const bool transposed = trans != 'N' && trans != 'n';

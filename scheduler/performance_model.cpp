@@ -207,16 +207,8 @@ int64_t crossover_between(const std::vector<WholeTiming>& cpu_timings,
 int64_t PerformanceModel::cpu_crossover_n() const { return crossover_between(cpu_calls, device_calls); }
 
 int64_t PerformanceModel::solve_crossover_n() const {
-    constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
-    if (cpu_solves.empty() || device_solves.empty()) return kNever;
-    // Both routes read the n^2 floats of the factors: the device's lead does
-    // not grow with n, so a CPU that won at the largest size measured for both
-    // keeps winning beyond it.
-    int64_t largest_cpu = 0, largest_device = 0;
-    for (const WholeTiming& s : cpu_solves) largest_cpu = std::max(largest_cpu, s.n);
-    for (const WholeTiming& s : device_solves) largest_device = std::max(largest_device, s.n);
-    const int64_t crossover = crossover_between(cpu_solves, device_solves);
-    return crossover > std::min(largest_cpu, largest_device) ? kNever : crossover;
+    if (cpu_solves.empty() || device_solves.empty()) return std::numeric_limits<int64_t>::max();
+    return crossover_between(cpu_solves, device_solves);
 }
 
 double PerformanceModel::transfer_seconds(double bytes) const {
@@ -265,9 +257,10 @@ std::string PerformanceModel::serialize() const {
     return out.str();
 }
 
-bool PerformanceModel::of_this_format(const std::string& text) {
+bool PerformanceModel::of_another_format(const std::string& text) {
     const std::string header = std::string(kHeader) + "\n";
-    return text.compare(0, header.size(), header) == 0;
+    const std::string name = "tandem-performance-model ";
+    return text.compare(0, name.size(), name) == 0 && text.compare(0, header.size(), header) != 0;
 }
 
 std::optional<PerformanceModel> PerformanceModel::parse(const std::string& text) {

@@ -141,8 +141,7 @@ void time_whole_calls(Device& device, PerformanceModel& model) {
 // sgetrs where they are, or the factors and B moved to the device and solved
 // there, one right-hand side, timed call by call from n = kSmallestTimedSolve
 // up in powers of two until the device has won at two sizes in a row (or n =
-// kLargestSolve). Both routes read the n^2 floats of the factors once, so the
-// device's lead holds at larger n.
+// kLargestSolve); beyond, the device is taken (PerformanceModel::solve_crossover_n).
 void time_solve_calls(Device& device, PerformanceModel& model) {
     constexpr int64_t kLargestSolve = 4096;
     int device_wins = 0;
@@ -237,9 +236,9 @@ ModelSource machine_model(Device& device, PanelMethod method, const std::string&
                 remember_model(fingerprint, *model);
                 return {*model, "file " + path};
             }
-            why = path + (PerformanceModel::of_this_format(text)
-                              ? " is malformed or for another machine"
-                              : " holds a model of another format");
+            why = path + (PerformanceModel::of_another_format(text)
+                              ? " holds a model of another format"
+                              : " is malformed or for another machine");
         }
     }
     PerformanceModel model = calibrate(device, method, grid, fingerprint);

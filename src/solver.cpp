@@ -155,19 +155,26 @@ int64_t Solver::solve_crossover(int64_t n, Report& report) {
     try {
         crossover = crossovers().solve;
     } catch (const Error& e) {
-        // B is untouched, and LAPACK can solve: the CPU does, and says why.
+        // As for sgetrf: no memory on the GPU for its model lets LAPACK solve
+        // (B is untouched), and the call says why; anything else is an error.
+        if (!may_fall_back(e)) throw;
         if (!factored_) report.message = std::string("automatic: the CPU (") + e.what() + ")";
         return INT64_MAX;
     }
-    if (crossover == INT64_MAX) return INT64_MAX;
-    crossover = std::max(crossover, kSmallestTimedSolve);
     if (!factored_) {
-        write_crossover_text(report.message,
-                             n >= crossover ? "automatic: the GPU, from " : "automatic: the CPU, below ",
-                             crossover, "solves");
+        if (crossover == INT64_MAX)
+            report.message = "automatic: the CPU (the machine's model times no solves)";
+        else if (crossover == 0)
+            report.message = "automatic: the GPU";
+        else
+            write_crossover_text(report.message,
+                                 n >= std::max(crossover, kSmallestTimedSolve)
+                                     ? "automatic: the GPU, from "
+                                     : "automatic: the CPU, below ",
+                                 std::max(crossover, kSmallestTimedSolve), "solves");
         note_calibration(report);
     }
-    return crossover;
+    return crossover == INT64_MAX ? INT64_MAX : std::max(crossover, kSmallestTimedSolve);
 }
 
 bool Solver::automatic_may_take_cpu() const {

@@ -92,8 +92,8 @@ private:
     // The order from which the automatic backend solves few right-hand sides
     // with host factors on the GPU (PerformanceModel::solve_crossover_n, never
     // below kSmallestTimedSolve), INT64_MAX for the CPU at every order: below
-    // kSmallestTimedSolve (the GPU is not consulted), where the model has no
-    // such order, or where the model could not be had (the message says why).
+    // kSmallestTimedSolve (the GPU is not consulted), where the model timed no
+    // solves, or where the GPU lacked the memory for its model (may_fall_back).
     // Writes the choice into the report of a call that factored nothing.
     int64_t solve_crossover(int64_t n, Report& report);
     // Whether the automatic backend weighs the CPU against the GPU for this call.

@@ -309,6 +309,8 @@ TEST(SchedulerFaults, SolveBlockColumnRejectsWhatIsNotThere) {
     rejects('N', 'L', 8, 6, 0, 4, 8);  // past n
     rejects('N', 'U', 8, 0, 2, 4, 8);  // past the local columns
     rejects('T', 'U', 8, 0, 0, 4, 7);  // ldx < n
+    device->allocate(8, 0, 4);          // a device with no columns has no block column
+    rejects('N', 'L', 8, 0, 0, 1, 8);
 }
 
 // A step's update runs beside the next panel when the step looks ahead and
