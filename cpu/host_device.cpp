@@ -224,7 +224,8 @@ public:
         const bool transposed = trans != 'N' && trans != 'n';
         const float* s = storage_.data();
         if (!transposed) {  // A = P^T L U: x = U^-1 L^-1 P b
-            interchange_rows(n, nrhs, ipiv, b, ldb, true);
+            lapack_laswp(static_cast<int>(n), static_cast<int>(nrhs), b, static_cast<int>(ldb), ipiv,
+                         true);
             cblas_strsm(CblasColMajor, CblasLeft, CblasUpper, CblasTrans, CblasUnit, n, nrhs,
                         1.0f, s, ld_, b, ldb);
             cblas_strsm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit, n,
@@ -234,7 +235,8 @@ public:
                         nrhs, 1.0f, s, ld_, b, ldb);
             cblas_strsm(CblasColMajor, CblasLeft, CblasUpper, CblasNoTrans, CblasUnit, n, nrhs,
                         1.0f, s, ld_, b, ldb);
-            interchange_rows(n, nrhs, ipiv, b, ldb, false);
+            lapack_laswp(static_cast<int>(n), static_cast<int>(nrhs), b, static_cast<int>(ldb), ipiv,
+                         false);
         }
     }
 

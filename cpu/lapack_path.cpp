@@ -32,6 +32,15 @@ void lapack_getrs(char trans, int n, int nrhs, const float* a, int lda, const in
                     "LAPACKE_sgetrs_work rejected argument " + std::to_string(-info));
 }
 
+void lapack_laswp(int n, int nrhs, float* b, int ldb, const int* ipiv, bool forward) {
+    if (n == 0 || nrhs == 0) return;
+    const lapack_int info =
+        LAPACKE_slaswp_work(LAPACK_COL_MAJOR, nrhs, b, ldb, 1, n, ipiv, forward ? 1 : -1);
+    if (info != 0)
+        throw Error(TANDEM_ERROR_INTERNAL,
+                    "LAPACKE_slaswp_work rejected argument " + std::to_string(-info));
+}
+
 const char* lapack_name() {
     static const std::string name = [] {
         std::string config = openblas_get_config();

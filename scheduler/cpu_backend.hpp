@@ -20,6 +20,10 @@ int lapack_getrf(int m, int n, float* a, int lda, int* ipiv);
 void lapack_getrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv,
                   float* b, int ldb);
 
+// LAPACK slaswp on the n x nrhs column-major B (ldb): the interchanges
+// ipiv[0 .. n) in order (forward: P B) or in reverse (P^T B).
+void lapack_laswp(int n, int nrhs, float* b, int ldb, const int* ipiv, bool forward);
+
 // Name of the BLAS/LAPACK in use, e.g. "OpenBLAS 0.3.21 (16 threads)".
 const char* lapack_name();
 

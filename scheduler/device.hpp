@@ -35,7 +35,6 @@
 
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "tandem/tandem.hpp"
@@ -260,19 +259,6 @@ struct FreeMatrix {
         if (device && p) device->free_matrix(p);
     }
 };
-
-// LAPACK's slaswp on the n x nrhs column-major B (ldb): rows k and ipiv[k]-1
-// swapped for k = 0 .. n-1 (P B, forward) or in reverse order (P^T B).
-inline void interchange_rows(int64_t n, int64_t nrhs, const int* ipiv, float* b, int64_t ldb,
-                             bool forward) {
-    for (int64_t c = 0; c < nrhs; ++c) {
-        float* column = b + c * ldb;
-        if (forward)
-            for (int64_t k = 0; k < n; ++k) std::swap(column[k], column[ipiv[k] - 1]);
-        else
-            for (int64_t k = n - 1; k >= 0; --k) std::swap(column[k], column[ipiv[k] - 1]);
-    }
-}
 
 // What is wrong with a solve_block_column call on a device whose storage
 // holds rows x local_cols, or "" when nothing is.

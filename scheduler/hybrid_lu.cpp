@@ -6,6 +6,7 @@
 
 #include "scheduler/blas_threads.hpp"
 #include "scheduler/blocking_plan.hpp"
+#include "scheduler/cpu_backend.hpp"
 #include "scheduler/lu_steps.hpp"
 #include "scheduler/step_context.hpp"
 
@@ -137,13 +138,15 @@ void HybridLU::solve_by_block_columns(char trans, int64_t nrhs, float* b, int64_
             for (int64_t c = 0; c < cols; ++c)
                 std::copy_n(b + (first + c) * ldb, n, x + c * n);
             if (op == 'N') {
-                interchange_rows(n, cols, ipiv_.data(), x, n, true);
+                lapack_laswp(static_cast<int>(n), static_cast<int>(cols), x, static_cast<int>(n),
+                             ipiv_.data(), true);
                 for (int64_t blk = 0; blk < plan.blocks(); ++blk) solve_block(blk, 'L', x, cols);
                 for (int64_t blk = plan.blocks() - 1; blk >= 0; --blk) solve_block(blk, 'U', x, cols);
             } else {
                 for (int64_t blk = 0; blk < plan.blocks(); ++blk) solve_block(blk, 'U', x, cols);
                 for (int64_t blk = plan.blocks() - 1; blk >= 0; --blk) solve_block(blk, 'L', x, cols);
-                interchange_rows(n, cols, ipiv_.data(), x, n, false);
+                lapack_laswp(static_cast<int>(n), static_cast<int>(cols), x, static_cast<int>(n),
+                             ipiv_.data(), false);
             }
             for (int64_t c = 0; c < cols; ++c)
                 std::copy_n(x + c * n, n, b + (first + c) * ldb);

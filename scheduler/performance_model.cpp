@@ -10,9 +10,10 @@
 namespace tandem {
 namespace {
 
-// 4: panels and updates also measured 1024 wide; 5: the CPU panel timed with
-// its inv(L11); 6: whole small calls timed for the automatic backend; 7: and
-// sgetrs's two routes. Older models are measured again.
+// The format's number: a file with another one is recalibrated, not read. In
+// format 7 panels and updates are measured up to 1024 wide, the CPU panel
+// with its inv(L11), and whole small calls and sgetrs's two routes for the
+// automatic backend.
 constexpr const char* kHeader = "tandem-performance-model 7";
 
 bool positive(double v) { return std::isfinite(v) && v > 0.0; }

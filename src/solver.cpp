@@ -161,20 +161,22 @@ int64_t Solver::solve_crossover(int64_t n, Report& report) {
         if (!factored_) report.message = std::string("automatic: the CPU (") + e.what() + ")";
         return INT64_MAX;
     }
+    const bool measured = crossover != INT64_MAX;
+    const bool gpu_everywhere = crossover == 0;
+    crossover = std::max(crossover, kSmallestTimedSolve);
     if (!factored_) {
-        if (crossover == INT64_MAX)
+        if (!measured)
             report.message = "automatic: the CPU (the machine's model times no solves)";
-        else if (crossover == 0)
+        else if (gpu_everywhere)
             report.message = "automatic: the GPU";
         else
             write_crossover_text(report.message,
-                                 n >= std::max(crossover, kSmallestTimedSolve)
-                                     ? "automatic: the GPU, from "
-                                     : "automatic: the CPU, below ",
-                                 std::max(crossover, kSmallestTimedSolve), "solves");
+                                 n >= crossover ? "automatic: the GPU, from "
+                                                : "automatic: the CPU, below ",
+                                 crossover, "solves");
         note_calibration(report);
     }
-    return crossover == INT64_MAX ? INT64_MAX : std::max(crossover, kSmallestTimedSolve);
+    return crossover;
 }
 
 bool Solver::automatic_may_take_cpu() const {

@@ -153,7 +153,7 @@ TEST(PerformanceModel, SolveCrossoverWhereTheMeasuredSolvesMeet) {
     }
     EXPECT_GE(m.solve_crossover_n(), 150);
     EXPECT_LE(m.solve_crossover_n(), 154);
-    EXPECT_EQ(m.cpu_crossover_n(), 0);  // the factorization's tables are empty still
+    EXPECT_EQ(m.cpu_crossover_n(), 0);  // the factorization's tables are empty
     const auto back = PerformanceModel::parse(m.serialize());
     ASSERT_TRUE(back.has_value());
     EXPECT_EQ(back->cpu_solves.size(), 4u);
@@ -517,15 +517,15 @@ TEST(ModelCache, WritesReadsAndReplacesACorruptFile) {
     const detail::ModelSource again =
         detail::machine_model(*device, PanelMethod::recursive, dir.string(), false, tiny_grid());
     EXPECT_EQ(again.origin.rfind("calibrated", 0), 0u) << again.origin;
-    // Whole files that tandem wrote: of an older format, and of this format
-    // but malformed. Each is measured again, and the call says which it was.
-    const std::string text_now = first.model.serialize();
-    const std::string header_now = text_now.substr(0, text_now.find('\n') + 1);
+    // Whole files that tandem wrote: of another format, and of this format
+    // but malformed. Each is recalibrated, and the call says which it was.
+    const std::string current_text = first.model.serialize();
+    const std::string current_header = current_text.substr(0, current_text.find('\n') + 1);
     for (const auto& [contents, reason] :
          {std::pair<std::string, std::string>{"tandem-performance-model 2\n" +
-                                                  text_now.substr(header_now.size()),
+                                                  current_text.substr(current_header.size()),
                                               "a model of another format"},
-            {header_now + "cpu_panel garbage\n", "is malformed"},
+            {current_header + "cpu_panel garbage\n", "is malformed"},
           {"garbage\n", "is malformed"}}) {
         std::string error;
         ASSERT_TRUE(detail::write_cache_file(path, contents, error)) << error;
