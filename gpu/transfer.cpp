@@ -151,6 +151,13 @@ HostSide host_side(const float* host, int64_t rows, int64_t cols, int64_t stagin
 
 }  // namespace
 
+// A block that fits the staging buffer is transposed in one kernel, after its
+// last chunk has arrived there (uploads) or before the first chunk leaves
+// (downloads), rather than one kernel a chunk: a kernel on the copy queue
+// starts only as blocks of the trailing update's SGEMM finish, and the copy
+// engine waits for it. In an n = 32768 factorization from host memory (H200)
+// the gathers took 206 ms of the host's time instead of 264, the uploads 122
+// ms of the copy queue's instead of 188 (docs/ALGORITHM.md).
 void copy_host_to_row_major(const float* host, int64_t ldh, int64_t rows, int64_t cols,
                             float* dst, int64_t ld_dst, const Staging& staging,
                             BounceBuffers& bounce, cudaStream_t stream) {
@@ -160,14 +167,18 @@ void copy_host_to_row_major(const float* host, int64_t ldh, int64_t rows, int64_
         return;
     }
     const HostSide side = host_side(host, rows, cols, staging.capacity, bounce);
+    const bool whole = rows * cols <= staging.capacity;
     upload_in_chunks(host, ldh, rows, cols, side.chunk, side.bounced, bounce, stream,
                      [&](int64_t j, int64_t width, const float* source, int64_t source_ld) {
-                         // staging: rows x width column-major, ld = rows
+                         // staging: rows x width column-major, ld = rows (the whole
+                         // block's columns at their own place when it fits)
+                         float* const stage = whole ? staging.data + j * rows : staging.data;
                          TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(
-                             staging.data, sizeof(float) * rows, source, sizeof(float) * source_ld,
+                             stage, sizeof(float) * rows, source, sizeof(float) * source_ld,
                              sizeof(float) * rows, width, cudaMemcpyHostToDevice, stream));
-                         transpose(staging.data, rows, rows, width, dst + j, ld_dst, stream);
+                         if (!whole) transpose(stage, rows, rows, width, dst + j, ld_dst, stream);
                      });
+    if (whole) transpose(staging.data, rows, rows, cols, dst, ld_dst, stream);
 }
 
 void copy_row_major_to_host(const float* src, int64_t ld_src, int64_t rows, int64_t cols,
@@ -179,12 +190,16 @@ void copy_row_major_to_host(const float* src, int64_t ld_src, int64_t rows, int6
         return;
     }
     const HostSide side = host_side(host, rows, cols, staging.capacity, bounce);
+    const bool whole = rows * cols <= staging.capacity;
+    if (whole) transpose(src, ld_src, cols, rows, staging.data, rows, stream);
     download_in_chunks(host, ldh, rows, cols, side.chunk, side.bounced, bounce, stream,
                        [&](int64_t j, int64_t width, float* target, int64_t target_ld) {
                            // src columns j .. j+width, read as column-major, are a width x rows matrix.
-                           transpose(src + j, ld_src, width, rows, staging.data, rows, stream);
+                           const float* stage = whole ? staging.data + j * rows : staging.data;
+                           if (!whole)
+                               transpose(src + j, ld_src, width, rows, staging.data, rows, stream);
                            TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(
-                               target, sizeof(float) * target_ld, staging.data, sizeof(float) * rows,
+                               target, sizeof(float) * target_ld, stage, sizeof(float) * rows,
                                sizeof(float) * rows, width, cudaMemcpyDeviceToHost, stream));
                        });
 }

@@ -316,6 +316,28 @@ int main(int argc, char** argv) {
                                n, block_cols);
                    dev->synchronize();
                }));
+        // Four block columns: in one call, and in four calls with one wait (the
+        // ring drains and refills between calls); and the same columns into a
+        // column-major array of the device (Device::copy_matrix: no staging,
+        // no transposing kernel), as sgesv_refined moves A.
+        const double four_bytes = 4 * block_bytes;
+        report("device upload, 4 block columns in one call", four_bytes, median_seconds([&] {
+                   dev->upload(tandem::Queue::copy, a.data(), n, 0, 0, n, 4 * block_cols);
+                   dev->synchronize();
+               }));
+        report("device upload, 4 block columns, 4 calls", four_bytes, median_seconds([&] {
+                   for (int64_t b = 0; b < 4; ++b)
+                       dev->upload(tandem::Queue::copy, a.data() + b * block_cols * n, n, 0,
+                                   b * block_cols, n, block_cols);
+                   dev->synchronize();
+               }));
+        {
+            float* columns = dev->allocate_matrix(n * 4 * block_cols);
+            report("copy_matrix, 4 block columns (column-major)", four_bytes, median_seconds([&] {
+                       dev->copy_matrix(n, 4 * block_cols, a.data(), n, columns, n);
+                   }));
+            dev->free_matrix(columns);
+        }
         // The same from a thread of its own, as an upload thread would: each
         // block column in turn, timed one by one (the first pays for the
         // thread's OpenMP team).
