@@ -148,6 +148,9 @@ TEST(GpuLeaves, ClusterCapNarrowsLeavesOnItsThreadWhileItLives) {
 // own size, each overlapping two of the usual ones, so that copy and the one
 // after it wait for the whole ring before their host side writes (a race
 // there would need a host faster than the copy engine: it is not provoked).
+// With a staging buffer shorter than the row-major blocks each chunk is
+// transposed on its own; with one that holds them, each block is transposed
+// once, after its last chunk (uploads) or before its first (downloads).
 void CUDART_CB hold_up_stream(void*) { std::this_thread::sleep_for(std::chrono::milliseconds(20)); }
 
 TEST(GpuTransfer, RingSlotsWaitForTheCopyEngineWhenCutDifferently) {
@@ -163,11 +166,12 @@ TEST(GpuTransfer, RingSlotsWaitForTheCopyEngineWhenCutDifferently) {
     float *storage = nullptr, *staging = nullptr, *tall_storage = nullptr;
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
     ASSERT_EQ(cudaMalloc(&storage, sizeof(float) * m * n), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(&staging, sizeof(float) * m * 256), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&staging, sizeof(float) * m * n), cudaSuccess);
     ASSERT_EQ(cudaMalloc(&tall_storage, sizeof(float) * tall * tall_cols), cudaSuccess);
-    const gpu::Staging stage{staging, m * 256};
     gpu::BounceBuffers bounce;
     for (int repeat = 0; repeat < 4; ++repeat) {
+        const gpu::Staging stage{staging, repeat % 2 == 0 ? m * 256 : m * n};
+        SCOPED_TRACE("staging of " + std::to_string(stage.capacity) + " floats");
         ASSERT_EQ(cudaLaunchHostFunc(stream, hold_up_stream, nullptr), cudaSuccess);
         gpu::copy_host_to_row_major(a.data(), ld, 700, n, storage, n, stage, bounce, stream);
         ASSERT_EQ(cudaLaunchHostFunc(stream, hold_up_stream, nullptr), cudaSuccess);

@@ -18,9 +18,12 @@
 //                      separate memory
 //   device upload / gather   tandem's own Device::upload of a block column and
 //                      Device::download of a row piece (the factorization's
-//                      shapes), every stage together, on the copy queue; the
-//                      upload also from a thread of its own (with its own
-//                      OpenMP team beside the main thread's)
+//                      shapes), every stage together, on the copy queue; four
+//                      block columns in one call and in four; the upload also
+//                      from a thread of its own (with its own OpenMP team
+//                      beside the main thread's)
+//   copy_matrix        the four block columns into a column-major array of
+//                      the device (the refined solve's upload of A)
 // The host matrix is n x n (--n, default 16384) and was written before the
 // measurement, as a caller's would be. Built with the CUDA backend as
 // build/bench/tandem-host-transfers.
@@ -316,10 +319,11 @@ int main(int argc, char** argv) {
                                n, block_cols);
                    dev->synchronize();
                }));
-        // Four block columns: in one call, and in four calls with one wait (the
-        // ring drains and refills between calls); and the same columns into a
-        // column-major array of the device (Device::copy_matrix: no staging,
-        // no transposing kernel), as sgesv_refined moves A.
+        // Four block columns: in one call (four times what the staging buffer
+        // holds, so a transposing kernel a chunk), and in four calls with one
+        // wait (each block transposed once, after its last chunk); and the same
+        // columns into a column-major array of the device (Device::copy_matrix:
+        // no staging, no transposing kernel), as sgesv_refined moves A.
         const double four_bytes = 4 * block_bytes;
         report("device upload, 4 block columns in one call", four_bytes, median_seconds([&] {
                    dev->upload(tandem::Queue::copy, a.data(), n, 0, 0, n, 4 * block_cols);
