@@ -5,7 +5,9 @@
 // are copied out while the steps run). The devices work again afterwards.
 // And the process-wide state a factorization may change while it runs
 // (OpenBLAS's thread count), observed from inside the device operations. One
-// route's device says its work is never done, as a busy GPU would.
+// route's device says its work is never done, as a busy GPU would; another's
+// says so every other time, so that the host copies final rows of the factors
+// into A while the steps still run, as with a GPU.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -135,7 +137,10 @@ public:
     Event record(Queue q) override { return inner_->record(q); }
     void wait(Queue q, Event e) override { inner_->wait(q, e); }
     void synchronize(Event e) override { inner_->synchronize(e); }
-    bool query(Event e) override { return !busy && inner_->query(e); }
+    bool query(Event e) override {
+        if (hesitant && ++queries_ % 2 == 1) return false;
+        return !busy && inner_->query(e);
+    }
     void synchronize() override { inner_->synchronize(); }
     double seconds_at(Event e) override { return inner_->seconds_at(e); }
 
@@ -156,6 +161,10 @@ public:
     // host then uploads every block it can while it waits for a panel, and
     // copies the factors out only at the end.
     bool busy = false;
+    // Every other query() says "not yet", the others the truth: while the
+    // host waits for a panel it uploads blocks and, once they are all up,
+    // copies final rows of the factors into A (MatrixStream::advance).
+    bool hesitant = false;
 
 private:
     void fault(const char* op) {
@@ -167,6 +176,7 @@ private:
     std::string failing_;
     int at_;
     int calls_ = 0;
+    int64_t queries_ = 0;
 };
 
 struct Route {
@@ -176,6 +186,7 @@ struct Route {
     bool stream;
     bool peer_panels = true;  // device panels read device to device where the devices can
     bool busy = false;        // FaultyDevice::busy
+    bool hesitant = false;    // FaultyDevice::hesitant
 };
 
 TEST(SchedulerFaults, EveryOperationFailingLeavesAUntouchedOrSaysSo) {
@@ -192,11 +203,16 @@ TEST(SchedulerFaults, EveryOperationFailingLeavesAUntouchedOrSaysSo) {
                             {"two devices, device panels through the host", 2, PanelSite::device, true,
                              false},
                             {"one busy device, device panels, streamed", 1, PanelSite::device, true, true,
-                             true}};
+                             true},
+                            {"one hesitant device, device panels, streamed", 1, PanelSite::device, true,
+                             true, false, true}};
     int failures_seen = 0;
+    int written_before_failing = 0;  // the hesitant route's failures after rows reached A
     for (const Route& route : routes)
         for (const char* op : operations)
-            for (int at : {1, 3}) {
+            // The hesitant device's gathers start once every block is up: a
+            // later failure too.
+            for (int at : route.hesitant ? std::vector<int>{1, 3, 12} : std::vector<int>{1, 3}) {
                 SCOPED_TRACE(std::string(route.name) + ", " + op + " failing at call " +
                              std::to_string(at));
                 std::vector<std::unique_ptr<FaultyDevice>> owned;
@@ -204,6 +220,7 @@ TEST(SchedulerFaults, EveryOperationFailingLeavesAUntouchedOrSaysSo) {
                 for (int d = 0; d < route.devices; ++d) {
                     owned.push_back(std::make_unique<FaultyDevice>(d, d == route.devices - 1 ? op : "", at));
                     owned.back()->busy = route.busy;
+                    owned.back()->hesitant = route.hesitant;
                     devices.push_back(owned.back().get());
                 }
                 HybridSettings settings;
@@ -224,6 +241,8 @@ TEST(SchedulerFaults, EveryOperationFailingLeavesAUntouchedOrSaysSo) {
                     EXPECT_NE(what.find("injected failure"), std::string::npos) << what;
                     if (lu.wrote_output()) {
                         EXPECT_NE(what.find("partially overwritten"), std::string::npos) << what;
+                        // Not the final gather's own copies: a step's operation.
+                        written_before_failing += route.hesitant && std::string(op) != "download";
                     } else {
                         EXPECT_EQ(first_bit_difference(out, a), -1) << what;
                     }
@@ -246,6 +265,7 @@ TEST(SchedulerFaults, EveryOperationFailingLeavesAUntouchedOrSaysSo) {
                           kResidualBound);
             }
     EXPECT_GT(failures_seen, 50) << failures_seen;  // most operations are reached on most routes
+    EXPECT_GT(written_before_failing, 0) << "no row of the factors reached A while the steps ran";
 }
 
 // The solve by block columns on two devices, failing in either device's
