@@ -142,7 +142,7 @@ TEST(GpuLeaves, ClusterCapNarrowsLeavesOnItsThreadWhileItLives) {
 // on a stream held up by a host function before each, so that the copy engine
 // reads nothing of a copy until the host has issued all of it: a copy of more
 // chunks than the ring has slots must wait for its own earlier chunks before
-// it refills a slot (the 2500-row block: 13 chunks in 8 slots), and every copy
+// it refills a slot (the 2500-row block: 13 chunks, or 10 with the larger staging, in 8 slots), and every copy
 // returns with its last chunks still to be read. Blocks of up to 1M rows share
 // one cut of the ring into slots; a taller block's columns take slots of their
 // own size, each overlapping two of the usual ones, so that copy and the one
@@ -172,6 +172,8 @@ TEST(GpuTransfer, RingSlotsWaitForTheCopyEngineWhenCutDifferently) {
     for (int repeat = 0; repeat < 4; ++repeat) {
         const gpu::Staging stage{staging, repeat % 2 == 0 ? m * 256 : m * n};
         SCOPED_TRACE("staging of " + std::to_string(stage.capacity) + " floats");
+        // NaNs: nothing an earlier repeat left there can stand in for a copy.
+        ASSERT_EQ(cudaMemsetAsync(staging, 0xFF, sizeof(float) * m * n, stream), cudaSuccess);
         ASSERT_EQ(cudaLaunchHostFunc(stream, hold_up_stream, nullptr), cudaSuccess);
         gpu::copy_host_to_row_major(a.data(), ld, 700, n, storage, n, stage, bounce, stream);
         ASSERT_EQ(cudaLaunchHostFunc(stream, hold_up_stream, nullptr), cudaSuccess);

@@ -210,8 +210,9 @@ TEST(SchedulerFaults, EveryOperationFailingLeavesAUntouchedOrSaysSo) {
     int written_before_failing = 0;  // the hesitant route's failures after rows reached A
     for (const Route& route : routes)
         for (const char* op : operations)
-            // The hesitant device's gathers start once every block is up: a
-            // later failure too.
+            // The hesitant device's gathers start once every block is up (step
+            // 3): a later failure too (swap_rows and update_trailing reach
+            // their 12th call in step 5).
             for (int at : route.hesitant ? std::vector<int>{1, 3, 12} : std::vector<int>{1, 3}) {
                 SCOPED_TRACE(std::string(route.name) + ", " + op + " failing at call " +
                              std::to_string(at));
@@ -241,7 +242,8 @@ TEST(SchedulerFaults, EveryOperationFailingLeavesAUntouchedOrSaysSo) {
                     EXPECT_NE(what.find("injected failure"), std::string::npos) << what;
                     if (lu.wrote_output()) {
                         EXPECT_NE(what.find("partially overwritten"), std::string::npos) << what;
-                        // Not the final gather's own copies: a step's operation.
+                        // A failing download has set wrote_output before it
+                        // wrote anything: count only the other operations.
                         written_before_failing += route.hesitant && std::string(op) != "download";
                     } else {
                         EXPECT_EQ(first_bit_difference(out, a), -1) << what;
