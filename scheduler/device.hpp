@@ -278,6 +278,19 @@ inline std::string block_column_solve_problem(char trans, char triangle, int64_t
     return "";
 }
 
+// sgetrs's device route for factors in host memory: the n x n column-major
+// factors (lda) into the device's storage, then op(A) X = B there (B in host
+// memory, overwritten with X). The calibration times this route as the
+// automatic backend takes it.
+inline void solve_host_factors_on_device(Device& device, char trans, int64_t n, int64_t nrhs,
+                                         const float* a, int64_t lda, const int* ipiv, float* b,
+                                         int64_t ldb) {
+    device.allocate(n, n, 1);
+    device.upload(Queue::transfer, a, lda, 0, 0, n, n);
+    device.synchronize();
+    device.solve(trans, n, nrhs, ipiv, b, ldb);
+}
+
 // Whether each device can read every other one directly (false for fewer than two).
 inline bool devices_read_each_other(const std::vector<Device*>& devices) {
     if (devices.size() < 2) return false;

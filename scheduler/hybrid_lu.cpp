@@ -98,14 +98,14 @@ void HybridLU::solve(char trans, int64_t nrhs, float* b, int64_t ldb) {
     solve_by_block_columns(trans, nrhs, b, ldb);
 }
 
-// P A = L U, so A X = B is L U X = P B and A^T X = B is U^T L^T (P X) = B.
-// Each triangle is solved by block columns, in the order that makes every
-// block's right-hand side final before its device solves it.
 bool HybridLU::solve_moves_less_than_factors(int64_t nrhs) const {
     if (devices_.size() == 1 || !factored_plan_) return true;
     return 2 * (factored_plan_->blocks() + 1) * nrhs <= n_factored_;
 }
 
+// P A = L U, so A X = B is L U X = P B and A^T X = B is U^T L^T (P X) = B.
+// Each triangle is solved by block columns, in the order that makes every
+// block's right-hand side final before its device solves it.
 void HybridLU::solve_by_block_columns(char trans, int64_t nrhs, float* b, int64_t ldb,
                                       int64_t max_chunk) {
     auto misuse = [](const std::string& what) {

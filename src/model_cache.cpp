@@ -158,10 +158,8 @@ void time_solve_calls(Device& device, PerformanceModel& model) {
         const double cpu = time_solve(
             [&] { lapack_getrs('N', ni, 1, factors.data(), ni, ipiv.data(), b.data(), ni); });
         const double gpu = time_solve([&] {
-            device.allocate(n, n, 1);
-            device.upload(Queue::transfer, factors.data(), n, 0, 0, n, n);
-            device.synchronize();
-            device.solve('N', n, 1, ipiv.data(), b.data(), n);
+            solve_host_factors_on_device(device, 'N', n, 1, factors.data(), n, ipiv.data(),
+                                         b.data(), n);
         });
         model.cpu_solves.push_back({n, cpu});
         model.device_solves.push_back({n, gpu});

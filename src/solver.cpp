@@ -457,10 +457,7 @@ void Solver::solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t 
             report.backend = choice_.backend;
             report.device = device.name();
         }
-        device.allocate(n, n, 1);
-        device.upload(Queue::transfer, a, lda, 0, 0, n, n);
-        device.synchronize();
-        device.solve(op, n, nrhs, ipiv, b, ldb);
+        solve_host_factors_on_device(device, op, n, nrhs, a, lda, ipiv, b, ldb);
     } catch (const std::bad_alloc&) {
         throw Error(TANDEM_ERROR_OUT_OF_MEMORY, "tandem: out of host memory in sgetrs");
     } catch (const Error& e) {

@@ -96,7 +96,7 @@ TEST(PerformanceModel, WholeMatrixTimesUpToTheLargestMeasuredSize) {
     m.device_whole = {{4096, 8e-3}, {1024, 1e-3}};           // any order
     EXPECT_NEAR(m.device_whole_seconds(1024), 1e-3, 1e-12);
     EXPECT_NEAR(m.device_whole_seconds(2048), std::sqrt(1e-3 * 8e-3), 1e-9);  // log-log
-    EXPECT_NEAR(m.device_whole_seconds(512), 1e-3, 1e-12);  // no longer than the smallest
+    EXPECT_NEAR(m.device_whole_seconds(512), 1e-3, 1e-12);  // below the smallest: its time
     EXPECT_TRUE(std::isinf(m.device_whole_seconds(8192)));
 }
 
@@ -223,7 +223,7 @@ TEST(StepPlanner, TakesASmallMatrixWholeWhenItsMeasuredTimeBeatsTheSteps) {
 // Below the smallest trailing update the model timed (2048 here) the steps'
 // prediction is extrapolated and weighed by kExtrapolatedStepModelOptimism:
 // the single call at 2x the steps' prediction is taken there, at 2.5x not;
-// at that size and above the steps are weighed as before.
+// at that size and above the steps are weighed by kStepModelOptimism.
 TEST(StepPlanner, TakesTheSingleCallWhereTheStepModelOnlyExtrapolates) {
     PerformanceModel m = synthetic_model(1e-12, 1e-3);
     StepPlanRequest r;
