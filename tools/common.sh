@@ -15,6 +15,23 @@ configure_and_build() {
   cmake --build "$TANDEM_BUILD_DIR" -j "$(nproc)"
 }
 
+# run_ctest [ctest args...]: the suite in the build directory, at most 8 tests
+# at a time, each with its share of the cores for OpenMP's and OpenBLAS's
+# threads (at least 2, so that the parallel paths run). Every test left at all
+# cores spins that many threads beside the others': on the 16-core H100
+# machine, 8 jobs of 16 threads took 52-59 s for each host-device
+# Api/GetrsKinds test that takes under 1 s on a 2-core CI machine, and 429 s
+# for the suite.
+run_ctest() {
+  local cores jobs threads
+  cores=$(nproc)
+  jobs=$(( cores < 8 ? cores : 8 ))
+  threads=$(( cores / jobs > 2 ? cores / jobs : 2 ))
+  (cd "$TANDEM_BUILD_DIR" &&
+    OMP_NUM_THREADS="${OMP_NUM_THREADS:-$threads}" OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-$threads}" \
+      ctest --output-on-failure -j "$jobs" "$@")
+}
+
 # seal_cache_file FILE: ends a cache file written or edited by hand with the
 # line the library requires (its content's length), replacing an old one.
 seal_cache_file() {

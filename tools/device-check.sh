@@ -37,7 +37,7 @@ fi
 if [[ " $STEPS " == *" tests "* ]]; then
   run_step tests
   # TESTS_REGEX narrows the run (e.g. to the GPU tests: the rest run in CI).
-  (cd "$TANDEM_BUILD_DIR" && ctest --output-on-failure -j 8 --timeout 600 ${TESTS_REGEX:+-R "$TESTS_REGEX"}) \
+  run_ctest --timeout 600 ${TESTS_REGEX:+-R "$TESTS_REGEX"} \
     >"$OUT/tests.log" 2>&1 || status=1
   grep -E "tests passed|tests failed|Failed|Skipped|\*\*\*" "$OUT/tests.log" | tail -30
 fi

@@ -5,5 +5,4 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 TANDEM_SETUP_PLOT=0 "$TANDEM_ROOT/tools/setup.sh"
 configure_and_build -DTANDEM_BUILD_TESTS=ON "$@"
-cd "$TANDEM_BUILD_DIR"
-ctest --output-on-failure -j "$(nproc)"
+run_ctest
