@@ -118,7 +118,9 @@ TEST(SupportOracles, MatricesHaveTheirAdvertisedCharacter) {
                 EXPECT_GT(rcond, 1e-9);
                 break;
             case MatrixKind::random:
-                EXPECT_GT(rcond, 1e-7);
+                // Nonsingular by a wide margin. The estimate's tail is long:
+                // 5 seeds in 30000 gave 1.5e-8 .. 9.7e-8 at this order.
+                EXPECT_GT(rcond, 1e-9);
                 break;
         }
     }
