@@ -92,6 +92,7 @@ void measure_tandem(int n, const std::vector<float>& original, std::vector<float
     d.plan = last_report.plan;
     d.panel_seconds = last_report.panel_seconds;
     d.panel_hidden_seconds = last_report.panel_hidden_seconds;
+    d.predicted_seconds = last_report.predicted_seconds;
 }
 
 void measure_lapack(int n, const std::vector<float>& original, std::vector<float>& work,
@@ -150,7 +151,18 @@ void print_progress(const SizeResult& r, bool show_cusolver, bool show_plan,
     std::cout << " | LAPACK " << (r.lapack.status == RunStatus::skipped ? r.lapack.note : format_gflops(r.lapack));
     if (show_cusolver) std::cout << " | cuSOLVER " << format_gflops(r.cusolver);
     std::cout << std::endl;  // flushed: the sweep can take minutes
-    if (show_plan && !r.details.plan.empty()) std::cout << r.details.plan << std::flush;
+    if (show_plan && !r.details.plan.empty()) std::cout << r.details.plan;
+    if (show_plan && ran(r.tandem) && r.details.predicted_seconds > 0.0) {
+        // The model's steps against the whole call: the difference is the model's
+        // error plus what it leaves out (set-up, transfers to and from host memory).
+        char line[160];
+        std::snprintf(line, sizeof line,
+                      "the model: %.3g ms for the steps; the call: %.3g ms (median), %.2fx\n",
+                      1e3 * r.details.predicted_seconds, 1e3 * r.tandem.seconds,
+                      r.tandem.seconds / r.details.predicted_seconds);
+        std::cout << line;
+    }
+    if (show_plan) std::cout << std::flush;
 }
 
 }  // namespace

@@ -128,7 +128,8 @@ bool write_csv(const std::string& path, const std::vector<SizeResult>& results,
            "lapack_residual_est,cusolver_status,cusolver_seconds,cusolver_gflops,"
            "cusolver_with_transfer_seconds,cusolver_with_transfer_gflops,cusolver_residual_est,"
            "tandem_over_cusolver,tandem_over_cusolver_with_transfer,tandem_over_lapack,"
-           "device_panel_steps,tandem_update_precision\n";
+           "device_panel_steps,tandem_update_precision,model_predicted_seconds,"
+           "tandem_over_model\n";
     for (const SizeResult& r : results) {
         const TandemDetails& d = r.details;
         const bool tandem_ran = ran(r.tandem);
@@ -154,7 +155,12 @@ bool write_csv(const std::string& path, const std::vector<SizeResult>& results,
             << ratio(r.cusolver, r.cusolver.gflops_with_transfer) << ','
             << ratio(r.lapack, r.lapack.gflops) << ','
             << (tandem_ran ? std::to_string(d.device_panel_steps) : std::string()) << ','
-            << csv_text(update_precision_name(update_precision)) << '\n';
+            << csv_text(update_precision_name(update_precision)) << ',';
+        if (tandem_ran && d.predicted_seconds > 0.0)
+            out << csv_number(d.predicted_seconds) << ','
+                << csv_number(r.tandem.seconds / d.predicted_seconds, "%.4f") << '\n';
+        else
+            out << ",\n";
     }
     out.close();
     if (!out) {

@@ -46,6 +46,7 @@ struct TandemDetails {
     std::string plan;     // tandem's panel widths and sites (gpu)
     double panel_seconds = 0.0;
     double panel_hidden_seconds = 0.0;
+    double predicted_seconds = 0.0;  // Report::predicted_seconds (0: no model planned the call)
 };
 
 struct SizeResult {

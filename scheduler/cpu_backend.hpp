@@ -13,12 +13,20 @@
 
 namespace tandem {
 
+// How many of OpenBLAS's threads a LAPACK solve gets: as the process has it
+// configured (Backend::cpu: the caller's own LAPACK), or one for the small
+// solves whose threads would be left spinning against the next call's (where
+// tandem chose the CPU itself; cpu/lapack_path.cpp says which). The count is
+// OpenBLAS's, for the whole process: a BLAS call of another thread during
+// such a solve runs on one thread too.
+enum class LapackThreads { as_configured, by_size };
+
 // LAPACK sgetrf; returns info (>= 0: arguments are checked before).
 int lapack_getrf(int m, int n, float* a, int lda, int* ipiv);
 
 // LAPACK sgetrs with trans 'N' or 'T'.
 void lapack_getrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv,
-                  float* b, int ldb);
+                  float* b, int ldb, LapackThreads threads = LapackThreads::as_configured);
 
 // LAPACK slaswp on the n x nrhs column-major B (ldb): the interchanges
 // ipiv[0 .. n) in order (forward: P B) or in reverse (P^T B).

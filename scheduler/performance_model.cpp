@@ -11,10 +11,10 @@ namespace tandem {
 namespace {
 
 // The format's number: a file with another one is recalibrated, not read. In
-// format 7 panels and updates are measured up to 1024 wide, the CPU panel
-// with its inv(L11), and whole small calls and sgetrs's two routes for the
-// automatic backend.
-constexpr const char* kHeader = "tandem-performance-model 7";
+// format 8 panels and updates are measured up to 1024 wide, the CPU panel
+// with its inv(L11), and whole small calls and sgetrs's two routes, with one
+// right-hand side and with kSeveralRhs, for the automatic backend.
+constexpr const char* kHeader = "tandem-performance-model 8";
 
 bool positive(double v) { return std::isfinite(v) && v > 0.0; }
 
@@ -207,9 +207,11 @@ int64_t crossover_between(const std::vector<WholeTiming>& cpu_timings,
 
 int64_t PerformanceModel::cpu_crossover_n() const { return crossover_between(cpu_calls, device_calls); }
 
-int64_t PerformanceModel::solve_crossover_n() const {
-    if (cpu_solves.empty() || device_solves.empty()) return std::numeric_limits<int64_t>::max();
-    return crossover_between(cpu_solves, device_solves);
+int64_t PerformanceModel::solve_crossover_n(bool several) const {
+    const std::vector<WholeTiming>& cpu = several ? cpu_solves_several : cpu_solves;
+    const std::vector<WholeTiming>& device = several ? device_solves_several : device_solves;
+    if (cpu.empty() || device.empty()) return std::numeric_limits<int64_t>::max();
+    return crossover_between(cpu, device);
 }
 
 double PerformanceModel::transfer_seconds(double bytes) const {
@@ -223,7 +225,8 @@ bool PerformanceModel::complete() const {
             if (s.rows <= 0 || s.width <= 0 || !positive(s.seconds)) return false;
     for (const UpdateTiming& s : updates)
         if (s.size <= 0 || s.width <= 0 || !positive(s.seconds)) return false;
-    for (const auto* table : {&device_whole, &cpu_calls, &device_calls, &cpu_solves, &device_solves})
+    for (const auto* table : {&device_whole, &cpu_calls, &device_calls, &cpu_solves, &device_solves,
+                              &cpu_solves_several, &device_solves_several})
         for (const WholeTiming& s : *table)
             if (s.n <= 0 || !positive(s.seconds)) return false;
     return positive(transfer_bytes_per_second) && positive(host_copy_bytes_per_second) &&
@@ -255,6 +258,10 @@ std::string PerformanceModel::serialize() const {
     for (const WholeTiming& s : cpu_solves) out << "cpu_solve " << s.n << " " << s.seconds << "\n";
     for (const WholeTiming& s : device_solves)
         out << "device_solve " << s.n << " " << s.seconds << "\n";
+    for (const WholeTiming& s : cpu_solves_several)
+        out << "cpu_solve_several " << s.n << " " << s.seconds << "\n";
+    for (const WholeTiming& s : device_solves_several)
+        out << "device_solve_several " << s.n << " " << s.seconds << "\n";
     return out.str();
 }
 
@@ -294,14 +301,17 @@ std::optional<PerformanceModel> PerformanceModel::parse(const std::string& text)
             ok = bool(fields >> s.size >> s.width >> s.seconds);
             model.updates.push_back(s);
         } else if (key == "device_whole" || key == "cpu_call" || key == "device_call" ||
-                   key == "cpu_solve" || key == "device_solve") {
+                   key == "cpu_solve" || key == "device_solve" || key == "cpu_solve_several" ||
+                   key == "device_solve_several") {
             WholeTiming s;
             ok = bool(fields >> s.n >> s.seconds);
-            (key == "device_whole" ? model.device_whole
-             : key == "cpu_call"   ? model.cpu_calls
-             : key == "device_call" ? model.device_calls
-             : key == "cpu_solve"   ? model.cpu_solves
-                                    : model.device_solves)
+            (key == "device_whole"        ? model.device_whole
+             : key == "cpu_call"          ? model.cpu_calls
+             : key == "device_call"       ? model.device_calls
+             : key == "cpu_solve"         ? model.cpu_solves
+             : key == "device_solve"      ? model.device_solves
+             : key == "cpu_solve_several" ? model.cpu_solves_several
+                                          : model.device_solves_several)
                 .push_back(s);
         } else {
             ok = false;

@@ -59,6 +59,13 @@ struct PerformanceModel {
     // Empty: not measured.
     std::vector<WholeTiming> cpu_solves;
     std::vector<WholeTiming> device_solves;
+    // The same two routes with kSeveralRhs right-hand sides: LAPACK's solve of
+    // several columns is a multithreaded TRSM, not the one-column TRSV, and the
+    // GPU's route costs not much more than with one, so their crossover lies
+    // far lower (n = 575-877 against 3059 in calibrations on an H200 machine).
+    static constexpr int kSeveralRhs = 16;
+    std::vector<WholeTiming> cpu_solves_several;
+    std::vector<WholeTiming> device_solves_several;
     double transfer_bytes_per_second = 0.0;  // one direction, pinned host memory
     // One direction between the caller's (pageable) memory and the device: the
     // host itself copies through pinned buffers, so this is host time.
@@ -94,8 +101,8 @@ struct PerformanceModel {
     // largest size measured the device is taken, as for the calls: there the
     // factors outgrow the CPU's caches, and LAPACK's solve slows more than
     // the upload (4096 -> 8192 on an H200 machine: 4.5 -> 24.1 ms against
-    // 2.4 -> 7.4 ms).
-    int64_t solve_crossover_n() const;
+    // 2.4 -> 7.4 ms). `several`: with kSeveralRhs right-hand sides.
+    int64_t solve_crossover_n(bool several = false) const;
 
     // Whether every table has samples and every figure is positive and finite.
     bool complete() const;

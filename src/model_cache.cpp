@@ -139,9 +139,11 @@ void time_whole_calls(Device& device, PerformanceModel& model) {
 
 // sgetrs's choice for factors in host memory (Solver::solve): LAPACK's
 // sgetrs where they are, or the factors and B moved to the device and solved
-// there, one right-hand side, timed call by call from n = kSmallestTimedSolve
-// up in powers of two until the device has won at two sizes in a row (or n =
-// kLargestSolve); beyond, the device is taken (PerformanceModel::solve_crossover_n).
+// there, with one right-hand side and with PerformanceModel::kSeveralRhs,
+// timed call by call from n = kSmallestTimedSolve up in powers of two until the
+// device has won at two sizes in a row with one (or n = kLargestSolve; with
+// several it wins sooner); beyond, the device is taken
+// (PerformanceModel::solve_crossover_n).
 void time_solve_calls(Device& device, PerformanceModel& model) {
     constexpr int64_t kLargestSolve = 4096;
     int device_wins = 0;
@@ -150,20 +152,27 @@ void time_solve_calls(Device& device, PerformanceModel& model) {
         const int ni = static_cast<int>(n);
         std::vector<int> ipiv(static_cast<size_t>(n));
         lapack_getrf(ni, ni, factors.data(), ni, ipiv.data());
-        const std::vector<float> rhs(static_cast<size_t>(n), 1.0f);
-        std::vector<float> b(rhs.size());
-        auto time_solve = [&](auto&& solve) {
-            return median_seconds(7, [&] { std::copy(rhs.begin(), rhs.end(), b.begin()); }, solve);
-        };
-        const double cpu = time_solve(
-            [&] { lapack_getrs('N', ni, 1, factors.data(), ni, ipiv.data(), b.data(), ni); });
-        const double gpu = time_solve([&] {
-            solve_host_factors_on_device(device, 'N', n, 1, factors.data(), n, ipiv.data(),
-                                         b.data(), n);
-        });
-        model.cpu_solves.push_back({n, cpu});
-        model.device_solves.push_back({n, gpu});
-        device_wins = gpu < cpu ? device_wins + 1 : 0;
+        for (const int nrhs : {1, PerformanceModel::kSeveralRhs}) {
+            const std::vector<float> rhs(static_cast<size_t>(n * nrhs), 1.0f);
+            std::vector<float> b(rhs.size());
+            auto time_solve = [&](auto&& solve) {
+                return median_seconds(7, [&] { std::copy(rhs.begin(), rhs.end(), b.begin()); },
+                                      solve);
+            };
+            // As the automatic backend runs it (OpenBLAS's threads for 1 and
+            // kSeveralRhs right-hand sides: cpu/lapack_path.cpp).
+            const double cpu = time_solve([&] {
+                lapack_getrs('N', ni, nrhs, factors.data(), ni, ipiv.data(), b.data(), ni,
+                             LapackThreads::by_size);
+            });
+            const double gpu = time_solve([&] {
+                solve_host_factors_on_device(device, 'N', n, nrhs, factors.data(), n, ipiv.data(),
+                                             b.data(), n);
+            });
+            (nrhs == 1 ? model.cpu_solves : model.cpu_solves_several).push_back({n, cpu});
+            (nrhs == 1 ? model.device_solves : model.device_solves_several).push_back({n, gpu});
+            if (nrhs == 1) device_wins = gpu < cpu ? device_wins + 1 : 0;
+        }
     }
 }
 

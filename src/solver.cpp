@@ -17,6 +17,17 @@ Solver::Solver(const Options& options, std::chrono::steady_clock::time_point sta
 
 Solver::~Solver() = default;
 
+namespace {
+
+// Backend::cpu is the caller's LAPACK as configured; where tandem chose the
+// CPU for the GPU backend (below a crossover, or a fallback), small solves of
+// a few right-hand sides take one thread (cpu/lapack_path.cpp says which).
+LapackThreads lapack_threads(Backend chosen) {
+    return chosen == Backend::gpu ? LapackThreads::by_size : LapackThreads::as_configured;
+}
+
+}  // namespace
+
 int Solver::factor_on_cpu(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv,
                           Report& report) {
     report.backend = Backend::cpu;
@@ -52,10 +63,11 @@ std::string devices_name(const std::vector<Device*>& devices) {
 // a GPU these come from the machine's measured model (calibrated at the first
 // call) unless Options fix both; emulated host devices have no speed worth
 // modelling: their panels go where Options::placement says (automatic = CPU),
-// with one width. `plan` receives the plan as text.
+// with one width.
 HybridSettings Solver::hybrid_settings(int64_t m, int64_t n, const std::vector<Device*>& devices,
-                                       std::string& plan) {
+                                       std::string& plan, double* predicted_seconds) {
     HybridSettings settings;
+    if (predicted_seconds != nullptr) *predicted_seconds = 0.0;
     settings.block_size = options_.block_size > 0
                               ? options_.block_size
                               : default_block_size(m, n, choice_.backend == Backend::gpu);
@@ -85,6 +97,7 @@ HybridSettings Solver::hybrid_settings(int64_t m, int64_t n, const std::vector<D
         settings.widths = steps.widths;
         settings.sites = steps.sites;
         plan = "model: " + source.origin + "\n" + steps.describe();
+        if (predicted_seconds != nullptr) *predicted_seconds = steps.predicted_seconds;
         return settings;
     }
     BlockingPlan blocking(m, n, settings.block_size, num_devices);
@@ -103,7 +116,8 @@ Crossovers Solver::crossovers() {
                               static_cast<int>(choice_.device_panel), static_cast<int>(choice_.gemm)};
     if (const std::optional<Crossovers> known = known_crossovers(key)) return *known;
     const PerformanceModel model = model_for(*lease().devices()[0], method).model;
-    const Crossovers measured{model.cpu_crossover_n(), model.solve_crossover_n()};
+    const Crossovers measured{model.cpu_crossover_n(), model.solve_crossover_n(),
+                              model.solve_crossover_n(true)};
     remember_crossovers(key, measured);
     return measured;
 }
@@ -135,6 +149,10 @@ bool below_crossover(int64_t m, int64_t n, int64_t crossover) {
 // `prefix` and "n = 512, where LAPACK's and the GPU's calls measured as fast"
 // in `out`, reusing its room: the message of every small call of the automatic
 // backend costs one allocation at most (none in a caller's reused Report).
+// The solves that the crossover of several right-hand sides timed.
+constexpr const char* kSeveralSolves = "solves of 16 right-hand sides";
+static_assert(PerformanceModel::kSeveralRhs == 16, "kSeveralSolves names the count");
+
 void write_crossover_text(std::string& out, const char* prefix, int64_t crossover,
                           const char* what = "calls") {
     out.clear();
@@ -149,11 +167,22 @@ void write_crossover_text(std::string& out, const char* prefix, int64_t crossove
 
 }  // namespace
 
-int64_t Solver::solve_crossover(int64_t n, Report& report) {
+int64_t Solver::solve_crossover(int64_t n, int64_t nrhs, Report& report) {
     if (n < kSmallestTimedSolve) return INT64_MAX;
     int64_t crossover = INT64_MAX;
+    bool several = false;
     try {
-        crossover = crossovers().solve;
+        // One right-hand side takes LAPACK's one-column solve; several its
+        // TRSM, whose crossover with the GPU's route lies far lower. More than
+        // kSeveralRhs take that crossover too, untimed: LAPACK's time grows
+        // with their number faster than the GPU's route's, so there it leans
+        // to the CPU.
+        const Crossovers known = crossovers();
+        several = nrhs > 1 && known.solve_several != INT64_MAX;
+        crossover = several ? known.solve_several : known.solve;
+        // A model that timed no solves of several: the GPU from
+        // kMinRhsForDeviceSolve of them, the CPU's one-column crossover below.
+        if (!several && nrhs >= kMinRhsForDeviceSolve && crossover != INT64_MAX) crossover = 0;
     } catch (const Error& e) {
         // As for sgetrf: no memory on the GPU for its model lets LAPACK solve
         // (B is untouched), and the call says why; anything else is an error.
@@ -173,7 +202,7 @@ int64_t Solver::solve_crossover(int64_t n, Report& report) {
             write_crossover_text(report.message,
                                  n >= crossover ? "automatic: the GPU, from "
                                                 : "automatic: the CPU, below ",
-                                 crossover, "solves");
+                                 crossover, several ? kSeveralSolves : "solves");
         note_calibration(report);
     }
     return crossover;
@@ -264,7 +293,8 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
         }
         try {
             const std::vector<Device*>& devices = lease().devices();
-            const HybridSettings settings = hybrid_settings(m, n, devices, report.plan);
+            const HybridSettings settings =
+                hybrid_settings(m, n, devices, report.plan, &report.predicted_seconds);
             note_calibration(report);
             report.backend = choice_.backend;
             report.device = devices_name(devices);
@@ -296,6 +326,7 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
         hybrid_.reset();
         lease_.reset();
         fell_back_ = true;
+        report.predicted_seconds = 0.0;  // the GPU's plan did not run
         const int info = factor_on_cpu(m, n, a, lda, ipiv, report);
         report.message = std::string("CPU fallback: ") + e.what();
         return info;
@@ -352,7 +383,8 @@ int Solver::factor_in_device_memory(int64_t m, int64_t n, float* a, int64_t lda,
     if (m == 0 || n == 0) return 0;
     try {
         const std::vector<Device*>& devices = lease().devices();
-        HybridSettings settings = hybrid_settings(m, n, devices, report.plan);
+        HybridSettings settings =
+            hybrid_settings(m, n, devices, report.plan, &report.predicted_seconds);
         note_calibration(report);
         report.device = devices_name(devices);
         if (choice_.backend == Backend::gpu && one_device_panel(settings, m, n)) {
@@ -404,7 +436,7 @@ void Solver::solve_on_cpu(char op, int64_t n, int64_t nrhs, const float* a, int6
         report.device = lapack_name();
     }
     lapack_getrs(op, static_cast<int>(n), static_cast<int>(nrhs), a, static_cast<int>(lda), ipiv,
-                 b, static_cast<int>(ldb));
+                 b, static_cast<int>(ldb), lapack_threads(choice_.backend));
 }
 
 void Solver::solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t lda,
@@ -434,17 +466,17 @@ void Solver::solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t 
     // when several GPUs factored them (uploading the factors to the first GPU
     // and solving there beat LAPACK's sgetrs on the host 4x even with one
     // right-hand side: n = 65536, two H200s, 0.44 s against 1.76 s, the two
-    // solves timed alone), with kMinRhsForDeviceSolve right-hand sides or
-    // more, and, for the automatic backend, from the order where the two
-    // routes measured as fast with one (solve_crossover). Never after a CPU
-    // fallback.
+    // solves timed alone), and, for the automatic backend, from the order where
+    // the two routes measured as fast with one right-hand side or with several
+    // (solve_crossover). Never after a CPU fallback.
     const bool several_devices = lease_ && lease_->devices().size() > 1;
     factors_on_device_ = false;  // the upload below replaces the first device's columns
     const bool device_allowed = choice_.backend != Backend::cpu && !fell_back_ && !factored_on_cpu_;
-    bool on_device = device_allowed && (choice_.explicit_request || several_devices ||
-                                        nrhs >= kMinRhsForDeviceSolve);
-    if (device_allowed && !on_device && choice_.backend == Backend::gpu) {
-        on_device = n >= solve_crossover(n, report);
+    const bool automatic = device_allowed && choice_.backend == Backend::gpu &&
+                           !choice_.explicit_request && !several_devices;
+    bool on_device = device_allowed && (choice_.explicit_request || several_devices);
+    if (automatic) {
+        on_device = n >= solve_crossover(n, nrhs, report);
         if (!on_device && !factored_) lease_.reset();  // other callers may have the GPUs
     }
     if (!on_device) {

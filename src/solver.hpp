@@ -51,14 +51,17 @@ public:
     // several devices, by block columns, while X's trips between them move
     // less than the factors: HybridLU::solve_moves_less_than_factors).
     // Otherwise it runs on the chosen backend's first device, except that
-    // backend automatic solves fewer than kMinRhsForDeviceSolve columns on the
-    // CPU below solve_crossover(n) (unless the factors came from several
-    // devices), and factors from a CPU fallback are solved on the CPU. Factors
-    // from several devices go to the first one whole then (the CPU takes over
-    // if they do not fit there).
+    // backend automatic solves on the CPU below solve_crossover(n, nrhs)
+    // (unless the factors came from several devices), and factors from a CPU
+    // fallback are solved on the CPU. Factors from several devices
+    // go to the first one whole then (the CPU takes over if they do not fit
+    // there).
     void solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t lda,
                const int* ipiv, float* b, int64_t ldb, Report& report);
 
+    // With a model that timed one-column solves but none of several
+    // right-hand sides, the automatic backend solves this many or more on the
+    // GPU from n = kSmallestTimedSolve.
     static constexpr int64_t kMinRhsForDeviceSolve = 16;
 
     // Whether factor(m, n) would run LAPACK on the CPU: backend cpu, or the
@@ -74,8 +77,10 @@ public:
     std::string describe_plan(int64_t m, int64_t n);
 
 private:
+    // `plan` receives the plan as text, `predicted_seconds` (when given) the
+    // model's time for its steps (0 where no model planned them).
     HybridSettings hybrid_settings(int64_t m, int64_t n, const std::vector<Device*>& devices,
-                                   std::string& plan);
+                                   std::string& plan, double* predicted_seconds = nullptr);
     int factor_on_cpu(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Report& report);
     // A plan of one device panel, run by `factor` (returns info); the report
     // gets its one step and its time.
@@ -86,16 +91,17 @@ private:
     // The automatic backend's crossover (PerformanceModel::cpu_crossover_n),
     // from the process's memory or, at the first call, the machine's model.
     int64_t cpu_crossover();
-    // Both of the automatic backend's crossovers (model_cache.hpp), from the
+    // The automatic backend's crossovers (model_cache.hpp), from the
     // process's memory or the first device's model.
     Crossovers crossovers();
-    // The order from which the automatic backend solves few right-hand sides
-    // with host factors on the GPU (PerformanceModel::solve_crossover_n, never
-    // below kSmallestTimedSolve), INT64_MAX for the CPU at every order: below
+    // The order from which the automatic backend solves nrhs right-hand sides
+    // with host factors on the GPU (PerformanceModel::solve_crossover_n, of
+    // one right-hand side or of several; never below kSmallestTimedSolve),
+    // INT64_MAX for the CPU at every order: below
     // kSmallestTimedSolve (the GPU is not consulted), where the model timed no
     // solves, or where the GPU lacked the memory for its model (may_fall_back).
     // Writes the choice into the report of a call that factored nothing.
-    int64_t solve_crossover(int64_t n, Report& report);
+    int64_t solve_crossover(int64_t n, int64_t nrhs, Report& report);
     // Whether the automatic backend weighs the CPU against the GPU for this call.
     bool automatic_may_take_cpu() const;
     // An out-of-memory error that the options let tandem answer on the CPU.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <cstdio>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -201,6 +202,7 @@ TEST_P(GetrfBackends, ReportDescribesTheCall) {
         const std::vector<int> zero =
             zero_column < 0 ? std::vector<int>{} : std::vector<int>{zero_column};
         Report report;
+        report.predicted_seconds = 1.0;  // a reused Report: the call must not keep it
         const int info = check_getrf(c.options(), c.equals_lapack(), s,
                                      random_with_zero_columns(s, s.m, zero, seed), s.m, &report);
         EXPECT_EQ(info, zero_column + 1);
@@ -208,6 +210,17 @@ TEST_P(GetrfBackends, ReportDescribesTheCall) {
         EXPECT_EQ(report.backend, c.backend);
         EXPECT_GE(report.seconds, 0.0);
         EXPECT_FALSE(report.device.empty());
+        // Only a plan made by the GPU's measured model predicts a time, the one
+        // its text gives.
+        const bool modelled = c.backend == Backend::gpu &&
+                              !(c.placement != PanelPlacement::automatic && c.block_size > 0);
+        EXPECT_EQ(report.predicted_seconds > 0.0, modelled) << report.plan;
+        if (modelled) {
+            char predicted[64];
+            std::snprintf(predicted, sizeof predicted, "predicted %.2f ms",
+                          1e3 * report.predicted_seconds);
+            EXPECT_NE(report.plan.find(predicted), std::string::npos) << report.plan;
+        }
         if (c.backend != Backend::host) continue;
         EXPECT_GE(report.steps, 1);
         EXPECT_EQ(report.inverse_steps + report.trsm_steps, report.steps);

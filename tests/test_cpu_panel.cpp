@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "scheduler/blas_threads.hpp"
+#include "scheduler/cpu_backend.hpp"
 #include "scheduler/cpu_panel.hpp"
 #include "cpu/recursive_panel.hpp"
 #include "lapack_oracle.hpp"
@@ -218,6 +219,31 @@ TEST(CpuPanel, ConcurrentPanelsRestoreBlasThreads) {
                   kResidualBound);
     }
     EXPECT_EQ(openblas_get_num_threads(), blas_threads);
+}
+
+// Where tandem chose the CPU, LAPACK's small solves of a few right-hand sides
+// run on one of OpenBLAS's threads (LapackThreads::by_size): the solutions are
+// still right, and OpenBLAS's thread count is the caller's again after each
+// call, on one thread or not.
+TEST(CpuLapackPath, SolvesBySizeRestoreBlasThreads) {
+    const int blas_threads = openblas_get_num_threads();
+    for (const int n : {64, 300, 700})
+        for (const int nrhs : {1, 3, 8, 20}) {
+            const uint64_t seed = test_seed();
+            SCOPED_TRACE("n=" + std::to_string(n) + " nrhs=" + std::to_string(nrhs) +
+                         " seed=" + std::to_string(seed));
+            const std::vector<float> a = make_matrix(n, n, n, MatrixKind::random, seed);
+            const std::vector<float> b = make_matrix(n, nrhs, n, MatrixKind::random, seed + 1);
+            std::vector<float> lu = a, x = b;
+            std::vector<int> ipiv(static_cast<size_t>(n));
+            ASSERT_EQ(tandem::lapack_getrf(n, n, lu.data(), n, ipiv.data()), 0);
+            EXPECT_LT(factorization_residual(n, n, a.data(), n, lu.data(), n, ipiv.data()),
+                      kResidualBound);
+            tandem::lapack_getrs('N', n, nrhs, lu.data(), n, ipiv.data(), x.data(), n,
+                                 LapackThreads::by_size);
+            EXPECT_EQ(openblas_get_num_threads(), blas_threads);
+            EXPECT_LT(solve_residual(n, nrhs, a.data(), n, x.data(), n, b.data(), n), kResidualBound);
+        }
 }
 
 TEST(CpuPanel, ZeroColumnsGiveLapacksInfo) {

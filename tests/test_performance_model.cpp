@@ -170,6 +170,34 @@ TEST(PerformanceModel, SolveCrossoverWhereTheMeasuredSolvesMeet) {
     EXPECT_EQ(cpu_everywhere.solve_crossover_n(), 513);
 }
 
+// Several right-hand sides have tables and a crossover of their own, which the
+// one-column tables do not change.
+TEST(PerformanceModel, SolveCrossoverOfSeveralRightHandSidesOnItsOwnTables) {
+    PerformanceModel m = synthetic_model(1e-12, 1e-3);
+    for (int64_t n : {64, 128, 256, 512}) {
+        const double x = std::pow(double(n) / 64.0, 2.0);
+        m.cpu_solves.push_back({n, 1e-5 * x});             // meets the device at 150.9
+        m.device_solves.push_back({n, 5e-5 + 1e-6 * x});
+        m.cpu_solves_several.push_back({n, 4e-5 * x});     // 4e-5 x = 6e-5 + 1e-6 x: x = 1.54,
+        m.device_solves_several.push_back({n, 6e-5 + 1e-6 * x});  // n = 79.4
+    }
+    EXPECT_GE(m.solve_crossover_n(), 150);
+    EXPECT_LE(m.solve_crossover_n(), 154);
+    EXPECT_GE(m.solve_crossover_n(true), 79);
+    EXPECT_LE(m.solve_crossover_n(true), 82);
+    const auto back = PerformanceModel::parse(m.serialize());
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(back->cpu_solves_several.size(), 4u);
+    EXPECT_EQ(back->device_solves_several.size(), 4u);
+    EXPECT_EQ(back->solve_crossover_n(true), m.solve_crossover_n(true));
+    EXPECT_EQ(back->solve_crossover_n(), m.solve_crossover_n());
+    EXPECT_FALSE(PerformanceModel::parse(m.serialize() + "cpu_solve_several 64 0\n").has_value());
+    PerformanceModel one_column_only = m;
+    one_column_only.cpu_solves_several.clear();
+    EXPECT_EQ(one_column_only.solve_crossover_n(true), std::numeric_limits<int64_t>::max());
+    EXPECT_EQ(one_column_only.solve_crossover_n(), m.solve_crossover_n());
+}
+
 TEST(StepPlanner, TakesASmallMatrixWholeWhenItsMeasuredTimeBeatsTheSteps) {
     PerformanceModel m = synthetic_model(1e-12, 1e-3);
     StepPlanRequest r;

@@ -46,7 +46,7 @@ enum class Backend { automatic, cpu, gpu, host };
 
 // How the CPU factors a panel of the hybrid algorithm.
 //   automatic: recursive.
-//   lapack:    LAPACK's sgetrf (OpenBLAS), the seed design's panel.
+//   lapack:    LAPACK's sgetrf (OpenBLAS), Volkov & Demmel's CPU panel.
 //   recursive: tandem's recursive LU with a cache-resident OpenMP base case
 //              (same pivots as LAPACK on matrices without ties, 2-5x faster
 //              on tall panels; see docs/PERFORMANCE.md).
@@ -54,7 +54,7 @@ enum class PanelMethod { automatic, lapack, recursive };
 
 // Which SGEMM the GPU's trailing updates use.
 //   automatic: per shape bucket, whichever the tuning table says is faster
-//              (tandem's kernels or cuBLAS).
+//              (tandem's kernels, cuBLASLt or cuBLAS).
 //   tandem:    tandem's own kernels everywhere.
 //   cublas:    cuBLAS everywhere.
 enum class GemmKernel { automatic, tandem, cublas };
@@ -64,7 +64,7 @@ enum class GemmKernel { automatic, tandem, cublas };
 //              (calibrated at first use and cached under cache_dir; see
 //              docs/ALGORITHM.md): tall panels on the GPU when the CPU would
 //              make it wait, short ones on the CPU.
-//   cpu:       every panel on the CPU (the seed design).
+//   cpu:       every panel on the CPU (Volkov & Demmel's design).
 //   device:    every panel on the device owning its columns (with the
 //              DevicePanelMethod on a GPU; LAPACK on an emulated host device).
 // While a plan with CPU panels runs (and during the first call's
@@ -198,6 +198,11 @@ struct Report {
     double panel_hidden_seconds = 0.0;  // part of it overlapped by device work
     std::vector<TimelineSpan> timeline;  // per-step phases (hybrid backends)
     std::string plan;                    // panel widths and sites (hybrid), the model's origin (gpu)
+    // The measured model's time for the plan's steps (or its one device panel),
+    // without the matrix's transfers to and from host memory and the call's
+    // set-up: what `plan` says it predicts. 0 where no model planned the call
+    // (backend cpu or host, a plan fixed by Options, the CPU below the crossover).
+    double predicted_seconds = 0.0;
 };
 
 class Error : public std::runtime_error {
