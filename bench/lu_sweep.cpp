@@ -93,6 +93,13 @@ void measure_tandem(int n, const std::vector<float>& original, std::vector<float
     d.panel_seconds = last_report.panel_seconds;
     d.panel_hidden_seconds = last_report.panel_hidden_seconds;
     d.predicted_seconds = last_report.predicted_seconds;
+    for (const tandem::TimelineSpan& span : last_report.timeline) {
+        if (span.team_threads <= 0) continue;
+        ++d.cpu_panels;
+        d.cpu_panel_seconds += span.team_seconds;
+        if (span.least_thread_cpu_seconds < 0.9 * span.team_seconds) ++d.cpu_panels_short_of_cores;
+        d.cpu_panel_switches += span.involuntary_switches;
+    }
 }
 
 void measure_lapack(int n, const std::vector<float>& original, std::vector<float>& work,
@@ -162,7 +169,17 @@ void print_progress(const SizeResult& r, bool show_cusolver, bool show_plan,
                       r.tandem.seconds / r.details.predicted_seconds);
         std::cout << line;
     }
-    if (show_plan) std::cout << std::flush;
+    if (ran(r.tandem) && r.details.cpu_panels > 0) {
+        // Whether the CPU panels kept their cores (the last run's).
+        char line[200];
+        std::snprintf(line, sizeof line,
+                      "  CPU panels: %d, %.3g ms factoring; %d with a thread on a core under 90%% "
+                      "of the time, %ld involuntary context switches\n",
+                      r.details.cpu_panels, 1e3 * r.details.cpu_panel_seconds,
+                      r.details.cpu_panels_short_of_cores, r.details.cpu_panel_switches);
+        std::cout << line;
+    }
+    std::cout << std::flush;
 }
 
 }  // namespace

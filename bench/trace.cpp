@@ -53,10 +53,19 @@ bool write_chrome_trace(const std::string& path, const tandem::Report& report, i
     std::string events;
     for (const tandem::TimelineSpan& span : report.timeline) {
         const int tid = lane_index(span.lane);
+        // A CPU panel's team: how its threads spent the factorization.
+        const std::string team =
+            span.team_threads > 0
+                ? ",\"team threads\":" + std::to_string(span.team_threads) +
+                      ",\"team us\":" + microseconds(span.team_seconds) +
+                      ",\"least thread cpu us\":" + microseconds(span.least_thread_cpu_seconds) +
+                      ",\"involuntary switches\":" + std::to_string(span.involuntary_switches)
+                : std::string();
         events += ",\n  {\"name\":" + json_string(span.phase) + ",\"cat\":" + json_string(span.lane) +
                   ",\"ph\":\"X\",\"ts\":" + microseconds(span.start) +
                   ",\"dur\":" + microseconds(span.end - span.start) + ",\"pid\":0,\"tid\":" +
-                  std::to_string(tid) + ",\"args\":{\"step\":" + std::to_string(span.step) + "}}";
+                  std::to_string(tid) + ",\"args\":{\"step\":" + std::to_string(span.step) + team +
+                  "}}";
     }
 
     std::string process = "tandem sgetrf n=" + std::to_string(n) + " backend " +

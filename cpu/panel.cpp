@@ -15,10 +15,12 @@
 namespace tandem {
 
 int factor_panel(int64_t rows, int width, float* panel, int64_t ld, int* ipiv,
-                 PanelMethod method, int threads) {
+                 PanelMethod method, int threads, PanelTeamUsage* usage) {
+    if (usage != nullptr) *usage = PanelTeamUsage{};
     if (method != PanelMethod::lapack && rows >= width && width >= 1) {
         PanelOptions options;  // the automatic team, at most `threads`
         options.max_threads = std::max(threads, 0);
+        options.usage = usage;
         return factor_panel_recursive(rows, width, panel, ld, ipiv, options);
     }
     const lapack_int info = LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, static_cast<lapack_int>(rows),

@@ -4,11 +4,15 @@
 
 #include <cblas.h>
 #include <omp.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "cpu/panel_base_case.hpp"
 #include "tandem/tandem.hpp"
@@ -122,6 +126,24 @@ int left_width(int count) {
     return half >= 16 ? half / 8 * 8 : half;
 }
 
+// The calling thread's CPU time and involuntary context switches so far.
+struct ThreadUsage {
+    double cpu_seconds = 0.0;
+    long involuntary_switches = 0;
+};
+
+ThreadUsage this_thread_usage() {
+    ThreadUsage u;
+    timespec t{};
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0)
+        u.cpu_seconds = double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+#ifdef RUSAGE_THREAD
+    rusage r{};
+    if (getrusage(RUSAGE_THREAD, &r) == 0) u.involuntary_switches = r.ru_nivcsw;
+#endif
+    return u;
+}
+
 // Called by every thread of the team.
 void factor_columns(const TeamMember& me, const Panel& p, int first, int count) {
     if (count <= p.base_width) {
@@ -163,13 +185,32 @@ int factor_panel_recursive(int64_t rows, int width, float* panel, int64_t ld, in
     BaseCaseWorkspace workspace(threads, base_width);
     const Panel p{rows, panel, ld, ipiv, base_width, &workspace};
     const SingleThreadedBlas single_threaded_blas;
+    // Each thread's usage before and after its part, when asked for.
+    std::vector<ThreadUsage> before(options.usage ? threads : 0), after(before.size());
+    int team = 0;
+    const auto start = std::chrono::steady_clock::now();
 #pragma omp parallel num_threads(threads)
     {
         // The team may be smaller than asked (nested parallelism off, thread
         // limits): the rows are split over the threads actually running.
         const RowPartition partition(rows, omp_get_num_threads(), panel);
         const int id = omp_get_thread_num();
+        if (options.usage) before[id] = this_thread_usage();
         factor_columns({&partition, id, partition.begin(id), partition.end(id)}, p, 0, width);
+        if (options.usage) after[id] = this_thread_usage();
+        if (id == 0) team = omp_get_num_threads();
+    }
+    if (options.usage) {
+        PanelTeamUsage& u = *options.usage;
+        u.threads = team;
+        u.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        u.least_thread_cpu_seconds = team > 0 ? after[0].cpu_seconds - before[0].cpu_seconds : 0.0;
+        u.involuntary_switches = 0;
+        for (int t = 0; t < team; ++t) {
+            u.least_thread_cpu_seconds =
+                std::min(u.least_thread_cpu_seconds, after[t].cpu_seconds - before[t].cpu_seconds);
+            u.involuntary_switches += after[t].involuntary_switches - before[t].involuntary_switches;
+        }
     }
     return workspace.info;
 }

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "scheduler/cpu_panel.hpp"
+
 namespace tandem {
 
 struct PanelOptions {
@@ -20,6 +22,9 @@ struct PanelOptions {
     // Width of the column blocks the recursion stops at (1 .. 1024); 0 =
     // automatic (32).
     int base_width = 0;
+    // When given, receives how the team spent the panel (two getrusage calls
+    // a thread).
+    PanelTeamUsage* usage = nullptr;
 };
 
 // LU with partial pivoting of the rows x width column-major panel (ld >= rows,

@@ -12,6 +12,18 @@
 
 namespace tandem {
 
+// How the team of tandem's recursive panel spent one panel: the evidence of
+// why a panel inside a factorization runs slower than alone. A thread that
+// loses its core has less CPU time than the panel's wall time and counts
+// involuntary context switches; a team that keeps its cores and still runs
+// slow shares the memory or waits at its flags for a slow thread.
+struct PanelTeamUsage {
+    int threads = 0;                        // the team that ran (0: LAPACK's panel)
+    double seconds = 0.0;                   // the factorization's wall time
+    double least_thread_cpu_seconds = 0.0;  // the least CPU time of one of its threads
+    long involuntary_switches = 0;          // summed over the team (0 where not counted)
+};
+
 // LU with partial pivoting of the rows x width column-major panel (LAPACK
 // sgetrf). ipiv receives min(rows, width) 1-based pivots relative to the
 // panel's first row. Returns LAPACK's info for the panel (0 or the first zero
@@ -19,9 +31,11 @@ namespace tandem {
 // `method` picks LAPACK's sgetrf or tandem's recursive panel (automatic = recursive);
 // both give LAPACK's pivots on matrices without ties.
 // `threads`: at most this many in the team of tandem's recursive panel (0 =
-// OpenMP's maximum; fewer on short panels either way).
+// OpenMP's maximum; fewer on short panels either way). `usage`, when given,
+// receives the team's usage (the recursive panel's; zeros for LAPACK's).
 int factor_panel(int64_t rows, int width, float* panel, int64_t ld, int* ipiv,
-                 PanelMethod method = PanelMethod::lapack, int threads = 0);
+                 PanelMethod method = PanelMethod::lapack, int threads = 0,
+                 PanelTeamUsage* usage = nullptr);
 
 // inv = inv(L11), where L11 is the unit lower triangle of the width x width
 // top of `panel` (column-major, ld). inv is width x width column-major (ldi),

@@ -128,15 +128,22 @@ bool LuSteps::factor_panel_on_cpu_or_collect(int64_t k) {
         ++report_.device_panel_steps;
     } else {
         float* panel = panel_buffers_[k % 2].data();
+        PanelTeamUsage usage;
         ctx_.host_timed("cpu", "panel", step, [&] {
             const int team = cpu_panel_team_size();
-            panel_info = factor_panel(m_ - j, width, panel, ldp_, &ipiv_[j], settings_.panel, team);
+            panel_info = factor_panel(m_ - j, width, panel, ldp_, &ipiv_[j], settings_.panel, team,
+                                      &usage);
             if (settings_.inverse_threshold > 0.0f && width > 0) {
                 const float norm = invert_unit_lower(width, panel, ldp_,
                                                      inverse_buffers_[k % 2].data(), width, team);
                 use_inverse = norm <= settings_.inverse_threshold;
             }
         });
+        TimelineSpan& span = ctx_.host_spans.back();  // the panel's, just recorded
+        span.team_threads = usage.threads;
+        span.team_seconds = usage.seconds;
+        span.least_thread_cpu_seconds = usage.least_thread_cpu_seconds;
+        span.involuntary_switches = usage.involuntary_switches;
     }
     for (int i = 0; i < width; ++i) ipiv_[j + i] += static_cast<int>(j);
     if (panel_info > 0 && info_ == 0) info_ = static_cast<int>(j) + panel_info;

@@ -169,6 +169,43 @@ TEST(CpuPanel, AutomaticTeamIsCapped) {
     EXPECT_THROW(factor_panel_recursive(10, 2, a.data(), 10, ipiv.data(), negative), Error);
 }
 
+// How the team spent a panel: the threads that ran, the factorization's wall
+// time, the least CPU time of one of them (never above the wall time) and
+// their involuntary context switches; LAPACK's panel says nothing (zeros,
+// over a usage left from an earlier call).
+TEST(CpuPanel, ReportsHowItsTeamSpentThePanel) {
+    const uint64_t seed = test_seed();
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    const int rows = 3000, width = 96;
+    const std::vector<float> a = make_matrix(rows, width, rows, MatrixKind::random, seed);
+    for (const int threads : {1, 2, 3}) {
+        SCOPED_TRACE("threads=" + std::to_string(threads));
+        std::vector<float> lu = a;
+        std::vector<int> ipiv(width);
+        PanelTeamUsage usage;
+        EXPECT_EQ(factor_panel(rows, width, lu.data(), rows, ipiv.data(), PanelMethod::recursive,
+                               threads, &usage),
+                  0);
+        PanelOptions capped;
+        capped.max_threads = threads;
+        EXPECT_GE(usage.threads, 1);
+        EXPECT_LE(usage.threads, panel_threads(rows, capped));
+        EXPECT_GT(usage.seconds, 0.0);
+        EXPECT_GE(usage.least_thread_cpu_seconds, 0.0);
+        EXPECT_LE(usage.least_thread_cpu_seconds, usage.seconds + 1e-3);
+        EXPECT_GE(usage.involuntary_switches, 0);
+        EXPECT_LT(factorization_residual(rows, width, a.data(), rows, lu.data(), rows, ipiv.data()),
+                  kResidualBound);
+        lu = a;
+        EXPECT_EQ(factor_panel(rows, width, lu.data(), rows, ipiv.data(), PanelMethod::lapack,
+                               threads, &usage),
+                  0);
+        EXPECT_EQ(usage.threads, 0);
+        EXPECT_EQ(usage.seconds, 0.0);
+        EXPECT_EQ(usage.involuntary_switches, 0);
+    }
+}
+
 // A panel that starts anywhere in memory (the threads' row blocks follow the
 // cache lines of its columns) and inside a larger matrix.
 TEST(CpuPanel, PanelInsideALargerMatrix) {

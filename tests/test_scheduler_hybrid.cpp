@@ -370,6 +370,20 @@ TEST_P(HybridScheduler, TimelineCoversEveryStep) {
         // The host's own side of the transfers has a lane of its own.
         host_uploads += s.lane == "host" && s.phase == "distribute";
         host_gathers += s.lane == "host" && s.phase == "gather";
+        // A CPU panel (tandem's recursive panel, the default) says how its
+        // team spent the factorization inside the span; no other span does.
+        if (s.lane == "cpu" && s.phase == "panel") {
+            EXPECT_GE(s.team_threads, 1);
+            EXPECT_GT(s.team_seconds, 0.0);
+            EXPECT_LE(s.team_seconds, s.end - s.start);
+            EXPECT_GE(s.least_thread_cpu_seconds, 0.0);
+            // CPU time of one thread within the wall time (clocks of their own).
+            EXPECT_LE(s.least_thread_cpu_seconds, s.team_seconds + 1e-3);
+            EXPECT_GE(s.involuntary_switches, 0);
+        } else {
+            EXPECT_EQ(s.team_threads, 0) << s.lane << " " << s.phase;
+            EXPECT_EQ(s.team_seconds, 0.0) << s.lane << " " << s.phase;
+        }
     }
     EXPECT_EQ(panels, 4);
     EXPECT_EQ(updates, 4);

@@ -176,6 +176,15 @@ struct TimelineSpan {
     int step = 0;       // panel index
     double start = 0.0;
     double end = 0.0;
+    // A CPU panel's span ("cpu", "panel") with tandem's recursive panel: its
+    // team's threads, the factorization's own seconds (inv(L11) left out), the
+    // least CPU time one of the threads had in them, and the team's
+    // involuntary context switches there. A thread that lost its core to
+    // another shows less CPU time than the factorization's seconds. 0 elsewhere.
+    int team_threads = 0;
+    double team_seconds = 0.0;
+    double least_thread_cpu_seconds = 0.0;
+    long involuntary_switches = 0;
 };
 
 // What a call did; every field is filled by every call that gets this far.
