@@ -42,8 +42,20 @@ void mark_failed(Measurement& m, const std::string& what) {
     m.note = "failed: " + what;
 }
 
+// Adds the report's CPU panels with tandem's recursive panel to `d`'s sums.
+void add_cpu_panel_teams(const tandem::Report& report, TandemDetails& d) {
+    for (const tandem::TimelineSpan& span : report.timeline) {
+        if (span.team_threads <= 0) continue;
+        ++d.cpu_panels;
+        d.cpu_panel_seconds += span.team_seconds;
+        if (span.least_thread_cpu_seconds < 0.9 * span.team_seconds) ++d.cpu_panels_short_of_cores;
+        d.cpu_panel_switches += span.involuntary_switches;
+    }
+}
+
 // Times tandem::sgetrf with the host wall clock around the call (it synchronizes
-// before returning); the report of the last timed run goes to `last_report`.
+// before returning); the report of the last timed run goes to `last_report`,
+// the timed runs' CPU panel teams to result.details.
 void measure_tandem(int n, const std::vector<float>& original, std::vector<float>& work,
                     std::vector<int>& ipiv, const LuArgs& args, const LuResidualEstimator& check,
                     SizeResult& result, tandem::Report& last_report) {
@@ -71,7 +83,10 @@ void measure_tandem(int n, const std::vector<float>& original, std::vector<float
                                          " returned info = " + std::to_string(info) +
                                          (report.message.empty() ? "" : " (" + report.message + ")"));
             }
-            if (timed) seconds.push_back(stop - start);
+            if (timed) {
+                seconds.push_back(stop - start);
+                add_cpu_panel_teams(report, result.details);
+            }
             last_report = std::move(report);
         });
         if (on_gpu) on_gpu->copy_to_host(work.data());
@@ -93,13 +108,6 @@ void measure_tandem(int n, const std::vector<float>& original, std::vector<float
     d.panel_seconds = last_report.panel_seconds;
     d.panel_hidden_seconds = last_report.panel_hidden_seconds;
     d.predicted_seconds = last_report.predicted_seconds;
-    for (const tandem::TimelineSpan& span : last_report.timeline) {
-        if (span.team_threads <= 0) continue;
-        ++d.cpu_panels;
-        d.cpu_panel_seconds += span.team_seconds;
-        if (span.least_thread_cpu_seconds < 0.9 * span.team_seconds) ++d.cpu_panels_short_of_cores;
-        d.cpu_panel_switches += span.involuntary_switches;
-    }
 }
 
 void measure_lapack(int n, const std::vector<float>& original, std::vector<float>& work,
@@ -170,11 +178,11 @@ void print_progress(const SizeResult& r, bool show_cusolver, bool show_plan,
         std::cout << line;
     }
     if (ran(r.tandem) && r.details.cpu_panels > 0) {
-        // Whether the CPU panels kept their cores (the last run's).
-        char line[200];
+        // Whether the CPU panels kept their cores, over the timed runs.
+        char line[220];
         std::snprintf(line, sizeof line,
-                      "  CPU panels: %d, %.3g ms factoring; %d with a thread on a core under 90%% "
-                      "of the time, %ld involuntary context switches\n",
+                      "  CPU panels of the timed runs: %d, %.3g ms factoring; %d with a thread on a "
+                      "core under 90%% of the time, %ld involuntary context switches\n",
                       r.details.cpu_panels, 1e3 * r.details.cpu_panel_seconds,
                       r.details.cpu_panels_short_of_cores, r.details.cpu_panel_switches);
         std::cout << line;

@@ -47,9 +47,9 @@ struct TandemDetails {
     double panel_seconds = 0.0;
     double panel_hidden_seconds = 0.0;
     double predicted_seconds = 0.0;  // Report::predicted_seconds (0: no model planned the call)
-    // The last run's CPU panels with tandem's recursive panel (TimelineSpan's
+    // The timed runs' CPU panels with tandem's recursive panel (TimelineSpan's
     // team fields): how many, their factorizations' seconds, how many of them
-    // had a thread with under 90% of their time on a core, and the team's
+    // had a thread with under 90% of their time on a core, and the teams'
     // involuntary context switches over all of them.
     int cpu_panels = 0;
     double cpu_panel_seconds = 0.0;
