@@ -22,8 +22,8 @@ struct PanelOptions {
     // Width of the column blocks the recursion stops at (1 .. 1024); 0 =
     // automatic (32).
     int base_width = 0;
-    // When given, receives how the team spent the panel (two getrusage calls
-    // a thread).
+    // When given, receives how the team spent the panel (a thread's clock and
+    // its usage read twice a thread).
     PanelTeamUsage* usage = nullptr;
 };
 

@@ -24,7 +24,7 @@ configure_and_build() {
 # for the suite.
 run_ctest() {
   local cores jobs threads
-  cores=$(nproc)
+  cores=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)  # nproc reads both
   jobs=$(( cores < 8 ? cores : 8 ))
   threads=$(( cores / jobs > 2 ? cores / jobs : 2 ))
   (cd "$TANDEM_BUILD_DIR" &&

@@ -1,21 +1,22 @@
+#!/usr/bin/env bash
 # One call on a one-GPU machine (device tool): CPU panels inside factorizations
 # from host memory (`--placement cpu`, fixed width NB) beside cuSOLVER in the
 # same process, with what their teams did (tandem-bench prints, per size, the
-# timed runs' CPU panels: seconds, panels with a thread off its core, and
-# involuntary context switches; the trace of the largest size has the figures
-# of each panel), then the same panel shapes factored alone by a team of the
+# timed runs' CPU panels: seconds, panels with a thread whose CPU time fell
+# short of the panel's, and involuntary context switches; the trace of the
+# largest size has the figures of each panel), then the same panel shapes factored alone by a team of the
 # size the factorization gives them (half of OpenMP's threads), for the
 # in-situ / alone ratio of each height. Logs and the trace in $OUT.
 #   SIZES=16384,32768  REPEATS=10  NB=256  STREAM=0 (1: the matrix moved during the steps)
 #   WAIT_POLICIES="active passive": the factorizations again under each OMP_WAIT_POLICY
 #   EXTRA="--backend host": more tandem-bench lu arguments (that one runs it without a GPU)
 set -u
-DEVICE_CHECK_STEPS=build tools/device-check.sh 2>&1 | tail -2
-[ -x build/bench/tandem-bench ] || exit 1
+: "${OUT:?set OUT to the output folder}"
+DEVICE_CHECK_STEPS=build tools/device-check.sh > $OUT/build-step.log 2>&1 ||
+  { tail -20 $OUT/build-step.log; exit 1; }
 export XDG_CACHE_HOME=$OUT/cache  # the calibration, measured once in this call
 SIZES=${SIZES:-16384,32768}
 NB=${NB:-256}
-largest=${SIZES##*,}
 for policy in ${WAIT_POLICIES:-default}; do
   echo "== in situ, wait policy $policy $(date -u +%H:%M:%S)"
   ( [ "$policy" = default ] || export OMP_WAIT_POLICY=$policy
@@ -29,8 +30,9 @@ shapes=""
 for n in ${SIZES//,/ }; do
   for rows in $n $((n * 3 / 4)) $((n / 2)) $((n / 4)); do shapes="$shapes,${rows}x$NB"; done
 done
-team=$(( $(nproc) / 2 ))
+cores=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
+team=$(( cores / 2 > 0 ? cores / 2 : 1 ))  # cpu_panel_team_size()
 echo "== alone, team of $team $(date -u +%H:%M:%S)"
 build/bench/tandem-bench panel --shapes ${shapes#,} --threads $team --repeats 5 > $OUT/alone.log 2>&1
-cat $OUT/alone.log | tail -20
+tail -20 $OUT/alone.log
 echo "== done $(date -u +%H:%M:%S)"
