@@ -11,10 +11,10 @@ namespace tandem {
 namespace {
 
 // The format's number: a file with another one is recalibrated, not read. In
-// format 8 panels and updates are measured up to 1024 wide, the CPU panel
+// format 9 panels and updates are measured up to 1024 wide, the CPU panel
 // with its inv(L11), and whole small calls and sgetrs's two routes, with one
-// right-hand side and with kSeveralRhs, for the automatic backend.
-constexpr const char* kHeader = "tandem-performance-model 8";
+// right-hand side, kSeveralRhs and kManyRhs, for the automatic backend.
+constexpr const char* kHeader = "tandem-performance-model 9";
 
 bool positive(double v) { return std::isfinite(v) && v > 0.0; }
 
@@ -207,11 +207,20 @@ int64_t crossover_between(const std::vector<WholeTiming>& cpu_timings,
 
 int64_t PerformanceModel::cpu_crossover_n() const { return crossover_between(cpu_calls, device_calls); }
 
-int64_t PerformanceModel::solve_crossover_n(bool several) const {
-    const std::vector<WholeTiming>& cpu = several ? cpu_solves_several : cpu_solves;
-    const std::vector<WholeTiming>& device = several ? device_solves_several : device_solves;
+int64_t PerformanceModel::solve_crossover_n(int timed_rhs) const {
+    const bool many = timed_rhs == kManyRhs, several = timed_rhs == kSeveralRhs;
+    const std::vector<WholeTiming>& cpu =
+        many ? cpu_solves_many : several ? cpu_solves_several : cpu_solves;
+    const std::vector<WholeTiming>& device =
+        many ? device_solves_many : several ? device_solves_several : device_solves;
     if (cpu.empty() || device.empty()) return std::numeric_limits<int64_t>::max();
     return crossover_between(cpu, device);
+}
+
+int PerformanceModel::timed_rhs_for(int64_t nrhs) {
+    static_assert(kSeveralRhs * kSeveralRhs == kManyRhs, "64 = sqrt(16 * 256) splits them");
+    if (nrhs <= 1) return 1;
+    return nrhs < 64 ? kSeveralRhs : kManyRhs;
 }
 
 double PerformanceModel::transfer_seconds(double bytes) const {
@@ -226,7 +235,8 @@ bool PerformanceModel::complete() const {
     for (const UpdateTiming& s : updates)
         if (s.size <= 0 || s.width <= 0 || !positive(s.seconds)) return false;
     for (const auto* table : {&device_whole, &cpu_calls, &device_calls, &cpu_solves, &device_solves,
-                              &cpu_solves_several, &device_solves_several})
+                              &cpu_solves_several, &device_solves_several, &cpu_solves_many,
+                              &device_solves_many})
         for (const WholeTiming& s : *table)
             if (s.n <= 0 || !positive(s.seconds)) return false;
     return positive(transfer_bytes_per_second) && positive(host_copy_bytes_per_second) &&
@@ -262,6 +272,10 @@ std::string PerformanceModel::serialize() const {
         out << "cpu_solve_several " << s.n << " " << s.seconds << "\n";
     for (const WholeTiming& s : device_solves_several)
         out << "device_solve_several " << s.n << " " << s.seconds << "\n";
+    for (const WholeTiming& s : cpu_solves_many)
+        out << "cpu_solve_many " << s.n << " " << s.seconds << "\n";
+    for (const WholeTiming& s : device_solves_many)
+        out << "device_solve_many " << s.n << " " << s.seconds << "\n";
     return out.str();
 }
 
@@ -302,7 +316,8 @@ std::optional<PerformanceModel> PerformanceModel::parse(const std::string& text)
             model.updates.push_back(s);
         } else if (key == "device_whole" || key == "cpu_call" || key == "device_call" ||
                    key == "cpu_solve" || key == "device_solve" || key == "cpu_solve_several" ||
-                   key == "device_solve_several") {
+                   key == "device_solve_several" || key == "cpu_solve_many" ||
+                   key == "device_solve_many") {
             WholeTiming s;
             ok = bool(fields >> s.n >> s.seconds);
             (key == "device_whole"        ? model.device_whole
@@ -311,7 +326,9 @@ std::optional<PerformanceModel> PerformanceModel::parse(const std::string& text)
              : key == "cpu_solve"         ? model.cpu_solves
              : key == "device_solve"      ? model.device_solves
              : key == "cpu_solve_several" ? model.cpu_solves_several
-                                          : model.device_solves_several)
+             : key == "device_solve_several" ? model.device_solves_several
+             : key == "cpu_solve_many"    ? model.cpu_solves_many
+                                          : model.device_solves_many)
                 .push_back(s);
         } else {
             ok = false;

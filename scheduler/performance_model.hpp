@@ -66,6 +66,12 @@ struct PerformanceModel {
     static constexpr int kSeveralRhs = 16;
     std::vector<WholeTiming> cpu_solves_several;
     std::vector<WholeTiming> device_solves_several;
+    // And with kManyRhs: LAPACK's time grows with their number far faster
+    // than the GPU's route's, whose share is mostly the factors' upload.
+    // Empty: not measured (a model of several right-hand sides only).
+    static constexpr int kManyRhs = 256;
+    std::vector<WholeTiming> cpu_solves_many;
+    std::vector<WholeTiming> device_solves_many;
     double transfer_bytes_per_second = 0.0;  // one direction, pinned host memory
     // One direction between the caller's (pageable) memory and the device: the
     // host itself copies through pinned buffers, so this is host time.
@@ -101,8 +107,13 @@ struct PerformanceModel {
     // largest size measured the device is taken, as for the calls: there the
     // factors outgrow the CPU's caches, and LAPACK's solve slows more than
     // the upload (4096 -> 8192 on an H200 machine: 4.5 -> 24.1 ms against
-    // 2.4 -> 7.4 ms). `several`: with kSeveralRhs right-hand sides.
-    int64_t solve_crossover_n(bool several = false) const;
+    // 2.4 -> 7.4 ms). `timed_rhs`: 1, kSeveralRhs or kManyRhs, whose tables
+    // are taken (INT64_MAX where they are empty).
+    int64_t solve_crossover_n(int timed_rhs = 1) const;
+    int64_t solve_crossover_n(bool) const = delete;  // a count, not a flag
+    // Which of those timed counts stands for `nrhs` right-hand sides: the
+    // nearest on a log scale (1; 2 .. 63: kSeveralRhs; 64 and more: kManyRhs).
+    static int timed_rhs_for(int64_t nrhs);
 
     // Whether every table has samples and every figure is positive and finite.
     bool complete() const;

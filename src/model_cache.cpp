@@ -139,10 +139,10 @@ void time_whole_calls(Device& device, PerformanceModel& model) {
 
 // sgetrs's choice for factors in host memory (Solver::solve): LAPACK's
 // sgetrs where they are, or the factors and B moved to the device and solved
-// there, with one right-hand side and with PerformanceModel::kSeveralRhs,
-// timed call by call from n = kSmallestTimedSolve up in powers of two until the
-// device has won at two sizes in a row with one (or n = kLargestSolve; with
-// several it wins sooner); beyond, the device is taken
+// there, with one right-hand side, PerformanceModel::kSeveralRhs and
+// kManyRhs, timed call by call from n = kSmallestTimedSolve up in powers of
+// two until the device has won at two sizes in a row with one (or n =
+// kLargestSolve; with more it wins sooner); beyond, the device is taken
 // (PerformanceModel::solve_crossover_n).
 void time_solve_calls(Device& device, PerformanceModel& model) {
     constexpr int64_t kLargestSolve = 4096;
@@ -152,15 +152,15 @@ void time_solve_calls(Device& device, PerformanceModel& model) {
         const int ni = static_cast<int>(n);
         std::vector<int> ipiv(static_cast<size_t>(n));
         lapack_getrf(ni, ni, factors.data(), ni, ipiv.data());
-        for (const int nrhs : {1, PerformanceModel::kSeveralRhs}) {
+        for (const int nrhs : {1, PerformanceModel::kSeveralRhs, PerformanceModel::kManyRhs}) {
             const std::vector<float> rhs(static_cast<size_t>(n * nrhs), 1.0f);
             std::vector<float> b(rhs.size());
             auto time_solve = [&](auto&& solve) {
                 return median_seconds(7, [&] { std::copy(rhs.begin(), rhs.end(), b.begin()); },
                                       solve);
             };
-            // As the automatic backend runs it (OpenBLAS's threads for 1 and
-            // kSeveralRhs right-hand sides: cpu/lapack_path.cpp).
+            // As the automatic backend runs it (OpenBLAS's threads for these
+            // counts: cpu/lapack_path.cpp).
             const double cpu = time_solve([&] {
                 lapack_getrs('N', ni, nrhs, factors.data(), ni, ipiv.data(), b.data(), ni,
                              LapackThreads::by_size);
@@ -169,8 +169,13 @@ void time_solve_calls(Device& device, PerformanceModel& model) {
                 solve_host_factors_on_device(device, 'N', n, nrhs, factors.data(), n, ipiv.data(),
                                              b.data(), n);
             });
-            (nrhs == 1 ? model.cpu_solves : model.cpu_solves_several).push_back({n, cpu});
-            (nrhs == 1 ? model.device_solves : model.device_solves_several).push_back({n, gpu});
+            const bool many = nrhs == PerformanceModel::kManyRhs;
+            (nrhs == 1 ? model.cpu_solves : many ? model.cpu_solves_many : model.cpu_solves_several)
+                .push_back({n, cpu});
+            (nrhs == 1 ? model.device_solves
+             : many    ? model.device_solves_many
+                       : model.device_solves_several)
+                .push_back({n, gpu});
             if (nrhs == 1) device_wins = gpu < cpu ? device_wins + 1 : 0;
         }
     }

@@ -35,8 +35,8 @@ struct ModelSource {
 // `recalibrate` measures again whatever is cached. `time_calls` (a CUDA
 // device) also times whole small factorizations on the CPU and on the device
 // for the automatic backend (PerformanceModel::cpu_calls, device_calls), and
-// sgetrs's two routes with one right-hand side and with kSeveralRhs
-// (cpu_solves, device_solves and their `several`).
+// sgetrs's two routes with one right-hand side, kSeveralRhs and kManyRhs
+// (cpu_solves, device_solves and their `several` and `many`).
 ModelSource machine_model(Device& device, PanelMethod method, const std::string& cache_dir,
                           bool recalibrate = false, const CalibrationGrid& grid = {},
                           bool time_calls = false);
@@ -50,16 +50,17 @@ StepPlan machine_plan(const PerformanceModel& model, const StepPlanRequest& requ
 // and the Options that change its calls (CPU panel, device panel, SGEMM).
 using CrossoverKey = std::array<int, 4>;
 // The smallest order at which the calibration times sgetrs's two routes
-// (PerformanceModel::cpu_solves, device_solves and their `several`).
+// (PerformanceModel::cpu_solves, device_solves and their `several` and `many`).
 constexpr int64_t kSmallestTimedSolve = 64;
 
 // The automatic backend's crossovers from the model: PerformanceModel's
-// cpu_crossover_n() (sgetrf) and solve_crossover_n() (sgetrs, one right-hand
-// side and several).
+// cpu_crossover_n() (sgetrf) and solve_crossover_n() (sgetrs with 1,
+// kSeveralRhs and kManyRhs right-hand sides; INT64_MAX: not timed).
 struct Crossovers {
     int64_t factor = 0;
     int64_t solve = 0;
     int64_t solve_several = 0;
+    int64_t solve_many = 0;
 };
 // Those remembered for `key` in this process (remember_crossovers), if any:
 // the automatic backend's choice without a device or a model at hand.

@@ -117,7 +117,8 @@ Crossovers Solver::crossovers() {
     if (const std::optional<Crossovers> known = known_crossovers(key)) return *known;
     const PerformanceModel model = model_for(*lease().devices()[0], method).model;
     const Crossovers measured{model.cpu_crossover_n(), model.solve_crossover_n(),
-                              model.solve_crossover_n(true)};
+                              model.solve_crossover_n(PerformanceModel::kSeveralRhs),
+                              model.solve_crossover_n(PerformanceModel::kManyRhs)};
     remember_crossovers(key, measured);
     return measured;
 }
@@ -149,9 +150,11 @@ bool below_crossover(int64_t m, int64_t n, int64_t crossover) {
 // `prefix` and "n = 512, where LAPACK's and the GPU's calls measured as fast"
 // in `out`, reusing its room: the message of every small call of the automatic
 // backend costs one allocation at most (none in a caller's reused Report).
-// The solves that the crossover of several right-hand sides timed.
+// The solves that the crossovers of several and many right-hand sides timed.
 constexpr const char* kSeveralSolves = "solves of 16 right-hand sides";
-static_assert(PerformanceModel::kSeveralRhs == 16, "kSeveralSolves names the count");
+constexpr const char* kManySolves = "solves of 256 right-hand sides";
+static_assert(PerformanceModel::kSeveralRhs == 16 && PerformanceModel::kManyRhs == 256,
+              "the texts name the counts");
 
 void write_crossover_text(std::string& out, const char* prefix, int64_t crossover,
                           const char* what = "calls") {
@@ -170,19 +173,25 @@ void write_crossover_text(std::string& out, const char* prefix, int64_t crossove
 int64_t Solver::solve_crossover(int64_t n, int64_t nrhs, Report& report) {
     if (n < kSmallestTimedSolve) return INT64_MAX;
     int64_t crossover = INT64_MAX;
-    bool several = false;
+    const char* timed = "solves";  // the solves whose crossover is taken
     try {
         // One right-hand side takes LAPACK's one-column solve; several its
-        // TRSM, whose crossover with the GPU's route lies far lower. More than
-        // kSeveralRhs take that crossover too, untimed: LAPACK's time grows
-        // with their number faster than the GPU's route's, so there it leans
-        // to the CPU.
+        // TRSM, whose crossover with the GPU's route lies far lower, and many
+        // lower still: the crossover timed with the count nearest to nrhs.
         const Crossovers known = crossovers();
-        several = nrhs > 1 && known.solve_several != INT64_MAX;
-        crossover = several ? known.solve_several : known.solve;
-        // A model that timed no solves of several: the GPU from
-        // kMinRhsForDeviceSolve of them, the CPU's one-column crossover below.
-        if (!several && nrhs >= kMinRhsForDeviceSolve && crossover != INT64_MAX) crossover = 0;
+        const int count = PerformanceModel::timed_rhs_for(nrhs);
+        crossover = known.solve;
+        if (count == PerformanceModel::kManyRhs && known.solve_many != INT64_MAX) {
+            crossover = known.solve_many;
+            timed = kManySolves;
+        } else if (count != 1 && known.solve_several != INT64_MAX) {
+            crossover = known.solve_several;
+            timed = kSeveralSolves;
+        } else if (count != 1 && nrhs >= kMinRhsForDeviceSolve && crossover != INT64_MAX) {
+            // A model that timed one-column solves only: the GPU from
+            // kMinRhsForDeviceSolve right-hand sides, the one-column crossover below.
+            crossover = 0;
+        }
     } catch (const Error& e) {
         // As for sgetrf: no memory on the GPU for its model lets LAPACK solve
         // (B is untouched), and the call says why; anything else is an error.
@@ -202,7 +211,7 @@ int64_t Solver::solve_crossover(int64_t n, int64_t nrhs, Report& report) {
             write_crossover_text(report.message,
                                  n >= crossover ? "automatic: the GPU, from "
                                                 : "automatic: the CPU, below ",
-                                 crossover, several ? kSeveralSolves : "solves");
+                                 crossover, timed);
         note_calibration(report);
     }
     return crossover;

@@ -95,8 +95,8 @@ private:
     // process's memory or the first device's model.
     Crossovers crossovers();
     // The order from which the automatic backend solves nrhs right-hand sides
-    // with host factors on the GPU (PerformanceModel::solve_crossover_n, of
-    // one right-hand side or of several; never below kSmallestTimedSolve),
+    // with host factors on the GPU (PerformanceModel::solve_crossover_n of the
+    // count timed nearest to nrhs: 1, 16 or 256; never below kSmallestTimedSolve),
     // INT64_MAX for the CPU at every order: below
     // kSmallestTimedSolve (the GPU is not consulted), where the model timed no
     // solves, or where the GPU lacked the memory for its model (may_fall_back).

@@ -249,6 +249,9 @@ void write_model_with_crossover(const std::string& dir) {
     // With 16 they meet at n = 128: LAPACK 0.5 ms at 64 and 8 ms at 1024.
     m.cpu_solves_several = {{64, 5e-4}, {1024, 8e-3}};
     m.device_solves_several = {{64, 1e-3}, {1024, 1e-3}};
+    // With 256 at n = 75: LAPACK 0.8 ms at 64 and 100 ms at 1024, the GPU 1 and 2 ms.
+    m.cpu_solves_many = {{64, 8e-4}, {1024, 1e-1}};
+    m.device_solves_many = {{64, 1e-3}, {1024, 2e-3}};
     m.transfer_bytes_per_second = 5e10;
     m.host_copy_bytes_per_second = 3e10;
     m.device_panel_interference = 0.5;
@@ -294,8 +297,8 @@ TEST_F(GpuHostOnePanel, AutomaticBackendTakesTheCpuBelowTheMeasuredCrossover) {
 
 // sgetrs on factors in host memory: LAPACK below the measured solves'
 // crossover (and below the smallest order timed, without a word), the GPU from
-// it; one right-hand side by the one-column solves' crossover, several (more
-// than 16 too) by that of 16.
+// it; one right-hand side by the one-column solves' crossover, 2-63 by that of
+// 16, 64 and more by that of 256.
 TEST_F(GpuHostOnePanel, AutomaticSolveTakesTheCpuBelowTheMeasuredCrossover) {
     const std::string dir = (std::filesystem::temp_directory_path() /
                              ("tandem-solve-crossover-" + std::to_string(test_seed())))
@@ -317,7 +320,10 @@ TEST_F(GpuHostOnePanel, AutomaticSolveTakesTheCpuBelowTheMeasuredCrossover) {
                          Case{100, 3, Backend::cpu, "automatic: the CPU, below n = ", 128},
                          Case{200, 3, Backend::gpu, "automatic: the GPU, from n = ", 128},
                          Case{200, 16, Backend::gpu, "automatic: the GPU, from n = ", 128},
-                         Case{100, 40, Backend::cpu, "automatic: the CPU, below n = ", 128}}) {
+                         Case{100, 40, Backend::cpu, "automatic: the CPU, below n = ", 128},
+                         Case{70, 300, Backend::cpu, "automatic: the CPU, below n = ", 75},
+                         Case{100, 300, Backend::gpu, "automatic: the GPU, from n = ", 75},
+                         Case{100, 64, Backend::gpu, "automatic: the GPU, from n = ", 75}}) {
         SCOPED_TRACE("n=" + std::to_string(c.n) + " nrhs=" + std::to_string(c.nrhs));
         const std::vector<float> a = make_matrix(c.n, c.n, c.n, MatrixKind::random, test_seed());
         const std::vector<float> b = make_matrix(c.n, c.nrhs, c.n, MatrixKind::random, test_seed() + 1);
@@ -333,7 +339,10 @@ TEST_F(GpuHostOnePanel, AutomaticSolveTakesTheCpuBelowTheMeasuredCrossover) {
             const int64_t crossover = std::atoll(report.message.c_str() + std::strlen(c.message));
             EXPECT_GE(crossover, c.crossover - 6) << report.message;
             EXPECT_LE(crossover, c.crossover + 4) << report.message;
-            EXPECT_EQ(report.message.find("16 right-hand sides") != std::string::npos, c.nrhs > 1)
+            EXPECT_EQ(report.message.find("16 right-hand sides") != std::string::npos,
+                      c.nrhs > 1 && c.nrhs < 64)
+                << report.message;
+            EXPECT_EQ(report.message.find("256 right-hand sides") != std::string::npos, c.nrhs >= 64)
                 << report.message;
         } else {
             EXPECT_EQ(report.message.find("automatic: the"), std::string::npos) << report.message;

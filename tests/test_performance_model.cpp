@@ -170,9 +170,11 @@ TEST(PerformanceModel, SolveCrossoverWhereTheMeasuredSolvesMeet) {
     EXPECT_EQ(cpu_everywhere.solve_crossover_n(), 513);
 }
 
-// Several right-hand sides have tables and a crossover of their own, which the
-// one-column tables do not change.
-TEST(PerformanceModel, SolveCrossoverOfSeveralRightHandSidesOnItsOwnTables) {
+// Several and many right-hand sides have tables and crossovers of their own,
+// which the one-column tables do not change; a count takes the tables timed
+// nearest to it on a log scale.
+TEST(PerformanceModel, SolveCrossoversOfSeveralAndManyRightHandSidesOnTheirOwnTables) {
+    constexpr int kSeveral = PerformanceModel::kSeveralRhs, kMany = PerformanceModel::kManyRhs;
     PerformanceModel m = synthetic_model(1e-12, 1e-3);
     for (int64_t n : {64, 128, 256, 512}) {
         const double x = std::pow(double(n) / 64.0, 2.0);
@@ -180,22 +182,37 @@ TEST(PerformanceModel, SolveCrossoverOfSeveralRightHandSidesOnItsOwnTables) {
         m.device_solves.push_back({n, 5e-5 + 1e-6 * x});
         m.cpu_solves_several.push_back({n, 4e-5 * x});     // 4e-5 x = 6e-5 + 1e-6 x: x = 1.54,
         m.device_solves_several.push_back({n, 6e-5 + 1e-6 * x});  // n = 79.4
+        m.cpu_solves_many.push_back({n, 1e-4 * x});        // 1e-4 x = 2e-4 + 1e-6 x: x = 2.02,
+        m.device_solves_many.push_back({n, 2e-4 + 1e-6 * x});     // n = 91.0
     }
     EXPECT_GE(m.solve_crossover_n(), 150);
     EXPECT_LE(m.solve_crossover_n(), 154);
-    EXPECT_GE(m.solve_crossover_n(true), 79);
-    EXPECT_LE(m.solve_crossover_n(true), 82);
+    EXPECT_GE(m.solve_crossover_n(kSeveral), 79);
+    EXPECT_LE(m.solve_crossover_n(kSeveral), 82);
+    EXPECT_GE(m.solve_crossover_n(kMany), 90);
+    EXPECT_LE(m.solve_crossover_n(kMany), 94);
     const auto back = PerformanceModel::parse(m.serialize());
     ASSERT_TRUE(back.has_value());
     EXPECT_EQ(back->cpu_solves_several.size(), 4u);
     EXPECT_EQ(back->device_solves_several.size(), 4u);
-    EXPECT_EQ(back->solve_crossover_n(true), m.solve_crossover_n(true));
-    EXPECT_EQ(back->solve_crossover_n(), m.solve_crossover_n());
+    EXPECT_EQ(back->cpu_solves_many.size(), 4u);
+    EXPECT_EQ(back->device_solves_many.size(), 4u);
+    for (const int timed : {1, kSeveral, kMany})
+        EXPECT_EQ(back->solve_crossover_n(timed), m.solve_crossover_n(timed)) << timed;
     EXPECT_FALSE(PerformanceModel::parse(m.serialize() + "cpu_solve_several 64 0\n").has_value());
+    EXPECT_FALSE(PerformanceModel::parse(m.serialize() + "device_solve_many 64 -1\n").has_value());
     PerformanceModel one_column_only = m;
     one_column_only.cpu_solves_several.clear();
-    EXPECT_EQ(one_column_only.solve_crossover_n(true), std::numeric_limits<int64_t>::max());
+    one_column_only.device_solves_many.clear();
+    EXPECT_EQ(one_column_only.solve_crossover_n(kSeveral), std::numeric_limits<int64_t>::max());
+    EXPECT_EQ(one_column_only.solve_crossover_n(kMany), std::numeric_limits<int64_t>::max());
     EXPECT_EQ(one_column_only.solve_crossover_n(), m.solve_crossover_n());
+    // Which tables a count takes.
+    EXPECT_EQ(PerformanceModel::timed_rhs_for(1), 1);
+    EXPECT_EQ(PerformanceModel::timed_rhs_for(2), kSeveral);
+    EXPECT_EQ(PerformanceModel::timed_rhs_for(63), kSeveral);
+    EXPECT_EQ(PerformanceModel::timed_rhs_for(64), kMany);
+    EXPECT_EQ(PerformanceModel::timed_rhs_for(100000), kMany);
 }
 
 TEST(StepPlanner, TakesASmallMatrixWholeWhenItsMeasuredTimeBeatsTheSteps) {
