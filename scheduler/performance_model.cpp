@@ -218,7 +218,7 @@ int64_t PerformanceModel::solve_crossover_n(int timed_rhs) const {
 }
 
 int PerformanceModel::timed_rhs_for(int64_t nrhs) {
-    static_assert(kSeveralRhs * kSeveralRhs == kManyRhs, "64 = sqrt(16 * 256) splits them");
+    static_assert(kSeveralRhs == 16 && kManyRhs == 256, "64 = sqrt(16 * 256) splits them");
     if (nrhs <= 1) return 1;
     return nrhs < 64 ? kSeveralRhs : kManyRhs;
 }

@@ -111,8 +111,9 @@ struct PerformanceModel {
     // are taken (INT64_MAX where they are empty).
     int64_t solve_crossover_n(int timed_rhs = 1) const;
     int64_t solve_crossover_n(bool) const = delete;  // a count, not a flag
-    // Which of those timed counts stands for `nrhs` right-hand sides: the
-    // nearest on a log scale (1; 2 .. 63: kSeveralRhs; 64 and more: kManyRhs).
+    // Which of those timed counts stands for `nrhs` right-hand sides: 1 for
+    // one (LAPACK's one-column solve), kSeveralRhs for 2 .. 63 (its TRSM),
+    // kManyRhs from 64, the geometric mean of the two.
     static int timed_rhs_for(int64_t nrhs);
 
     // Whether every table has samples and every figure is positive and finite.

@@ -188,8 +188,9 @@ int64_t Solver::solve_crossover(int64_t n, int64_t nrhs, Report& report) {
             crossover = known.solve_several;
             timed = kSeveralSolves;
         } else if (count != 1 && nrhs >= kMinRhsForDeviceSolve && crossover != INT64_MAX) {
-            // A model that timed one-column solves only: the GPU from
-            // kMinRhsForDeviceSolve right-hand sides, the one-column crossover below.
+            // A model without the timings of the count taken (nor of 16): the
+            // GPU from kMinRhsForDeviceSolve right-hand sides, the one-column
+            // crossover below.
             crossover = 0;
         }
     } catch (const Error& e) {
@@ -476,8 +477,8 @@ void Solver::solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t 
     // and solving there beat LAPACK's sgetrs on the host 4x even with one
     // right-hand side: n = 65536, two H200s, 0.44 s against 1.76 s, the two
     // solves timed alone), and, for the automatic backend, from the order where
-    // the two routes measured as fast with one right-hand side or with several
-    // (solve_crossover). Never after a CPU fallback.
+    // the two routes measured as fast with the count of right-hand sides timed
+    // nearest to nrhs, 1, 16 or 256 (solve_crossover). Never after a CPU fallback.
     const bool several_devices = lease_ && lease_->devices().size() > 1;
     factors_on_device_ = false;  // the upload below replaces the first device's columns
     const bool device_allowed = choice_.backend != Backend::cpu && !fell_back_ && !factored_on_cpu_;

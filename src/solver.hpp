@@ -59,9 +59,10 @@ public:
     void solve(char trans, int64_t n, int64_t nrhs, const float* a, int64_t lda,
                const int* ipiv, float* b, int64_t ldb, Report& report);
 
-    // With a model that timed one-column solves but none of several
-    // right-hand sides, the automatic backend solves this many or more on the
-    // GPU from n = kSmallestTimedSolve.
+    // With a model that timed one-column solves but not the count of
+    // right-hand sides a call takes (PerformanceModel::timed_rhs_for) nor 16,
+    // the automatic backend solves this many or more on the GPU from n =
+    // kSmallestTimedSolve.
     static constexpr int64_t kMinRhsForDeviceSolve = 16;
 
     // Whether factor(m, n) would run LAPACK on the CPU: backend cpu, or the

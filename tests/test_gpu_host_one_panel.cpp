@@ -224,7 +224,8 @@ TEST_F(GpuHostOnePanel, SolvesWithTheFactorsKeptOnTheGpu) {
 }
 
 // A complete model for this GPU whose timed calls put the crossover near
-// n = 1120 (sgetrs's at 256), whatever this machine would measure: LAPACK 1 ms up to n = 1000
+// n = 1120 (sgetrs's at n = 256 with one right-hand side, 128 with 16 and 75
+// with 256), whatever this machine would measure: LAPACK 1 ms up to n = 1000
 // and 100 ms at 2000, the GPU 2 ms and 3 ms (log-log between them).
 void write_model_with_crossover(const std::string& dir) {
     std::unique_ptr<gpu::CudaDevice> device = gpu::make_cuda_device(0);
