@@ -16,7 +16,8 @@
 namespace tandem {
 
 struct CalibrationGrid {
-    // 2048: where a GPU's automatic panel method changes (cuda_device_panel.cpp).
+    // 2048: where a GPU panel's leaves go from one thread block to a cluster
+    // (gpu/panel_leaf.cu, leaf_width_for).
     std::vector<int64_t> panel_rows = {1024, 2048, 4096, 16384, 65536};
     std::vector<int> widths = {128, 256, 512, 1024};
     std::vector<int64_t> update_sizes = {2048, 8192, 16384};

@@ -141,8 +141,9 @@ struct Options {
     // cuBLAS's TF32 GEMM), and in what arithmetic.
     GemmKernel gemm = GemmKernel::automatic;
     UpdatePrecision update_precision = UpdatePrecision::fp32;
-    // The widest panel an automatic plan may choose (block_size 0); 0 = the
-    // planner's own limit (1024). Device workspaces grow with it.
+    // The widest step an automatic plan may choose (block_size 0); 0 = the
+    // planner's own limit (1024). A plan of one device panel over the whole
+    // matrix is not capped by it. Device workspaces grow with it.
     int max_block_size = 0;
     // Look-ahead depth: 0 = none, 1 = the next panel's columns are updated and
     // its factorization started before the rest of the trailing update.
