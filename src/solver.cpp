@@ -147,15 +147,15 @@ bool below_crossover(int64_t m, int64_t n, int64_t crossover) {
     return std::cbrt(1.5 * getrf_flops(m, n)) < double(crossover);
 }
 
-// `prefix` and "n = 512, where LAPACK's and the GPU's calls measured as fast"
-// in `out`, reusing its room: the message of every small call of the automatic
-// backend costs one allocation at most (none in a caller's reused Report).
 // The solves that the crossovers of several and many right-hand sides timed.
 constexpr const char* kSeveralSolves = "solves of 16 right-hand sides";
 constexpr const char* kManySolves = "solves of 256 right-hand sides";
 static_assert(PerformanceModel::kSeveralRhs == 16 && PerformanceModel::kManyRhs == 256,
               "the texts name the counts");
 
+// `prefix` and "n = 512, where LAPACK's and the GPU's calls measured as fast"
+// in `out`, reusing its room: the message of every small call of the automatic
+// backend costs one allocation at most (none in a caller's reused Report).
 void write_crossover_text(std::string& out, const char* prefix, int64_t crossover,
                           const char* what = "calls") {
     out.clear();

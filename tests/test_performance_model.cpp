@@ -171,8 +171,8 @@ TEST(PerformanceModel, SolveCrossoverWhereTheMeasuredSolvesMeet) {
 }
 
 // Several and many right-hand sides have tables and crossovers of their own,
-// which the one-column tables do not change; a count takes the tables timed
-// nearest to it on a log scale.
+// which the one-column tables do not change; a count of right-hand sides takes
+// the tables of 1, 16 (2-63) or 256 (64 and more).
 TEST(PerformanceModel, SolveCrossoversOfSeveralAndManyRightHandSidesOnTheirOwnTables) {
     constexpr int kSeveral = PerformanceModel::kSeveralRhs, kMany = PerformanceModel::kManyRhs;
     PerformanceModel m = synthetic_model(1e-12, 1e-3);
@@ -201,12 +201,12 @@ TEST(PerformanceModel, SolveCrossoversOfSeveralAndManyRightHandSidesOnTheirOwnTa
         EXPECT_EQ(back->solve_crossover_n(timed), m.solve_crossover_n(timed)) << timed;
     EXPECT_FALSE(PerformanceModel::parse(m.serialize() + "cpu_solve_several 64 0\n").has_value());
     EXPECT_FALSE(PerformanceModel::parse(m.serialize() + "device_solve_many 64 -1\n").has_value());
-    PerformanceModel one_column_only = m;
-    one_column_only.cpu_solves_several.clear();
-    one_column_only.device_solves_many.clear();
-    EXPECT_EQ(one_column_only.solve_crossover_n(kSeveral), std::numeric_limits<int64_t>::max());
-    EXPECT_EQ(one_column_only.solve_crossover_n(kMany), std::numeric_limits<int64_t>::max());
-    EXPECT_EQ(one_column_only.solve_crossover_n(), m.solve_crossover_n());
+    PerformanceModel without_those_tables = m;
+    without_those_tables.cpu_solves_several.clear();
+    without_those_tables.device_solves_many.clear();
+    EXPECT_EQ(without_those_tables.solve_crossover_n(kSeveral), std::numeric_limits<int64_t>::max());
+    EXPECT_EQ(without_those_tables.solve_crossover_n(kMany), std::numeric_limits<int64_t>::max());
+    EXPECT_EQ(without_those_tables.solve_crossover_n(), m.solve_crossover_n());
     // Which tables a count takes.
     EXPECT_EQ(PerformanceModel::timed_rhs_for(1), 1);
     EXPECT_EQ(PerformanceModel::timed_rhs_for(2), kSeveral);
