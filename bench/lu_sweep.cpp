@@ -5,9 +5,11 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 
 #include "bench/baselines.hpp"
 #include "bench/device_matrix.hpp"
@@ -20,6 +22,7 @@
 #include "bench/text_table.hpp"
 #include "bench/timing.hpp"
 #include "bench/trace.hpp"
+#include "scheduler/cpu_panel.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem_bench {
@@ -48,9 +51,57 @@ void add_cpu_panel_teams(const tandem::Report& report, TandemDetails& d) {
         if (span.team_threads <= 0) continue;
         ++d.cpu_panels;
         d.cpu_panel_seconds += span.team_seconds;
-        if (span.least_thread_cpu_seconds < 0.9 * span.team_seconds) ++d.cpu_panels_short_of_cores;
+        const bool short_of_cores = span.least_thread_cpu_seconds < 0.9 * span.team_seconds;
+        if (short_of_cores) ++d.cpu_panels_short_of_cores;
         d.cpu_panel_switches += span.involuntary_switches;
+        d.cpu_panel_times.push_back({span.panel_rows, span.panel_columns, span.team_threads,
+                                     span.team_seconds, short_of_cores});
     }
+}
+
+// Factors every shape of the timed CPU panels alone, as the factorization did
+// (tandem::factor_panel with the same method and team, leading dimension n, on
+// the bottom rows of the matrix's first columns), the median of 3 after a
+// warm-up, and compares each timed panel with its shape's time.
+void compare_cpu_panels_with_alone(int n, const std::vector<float>& original, const LuArgs& args,
+                                   TandemDetails& d) {
+    if (d.cpu_panel_times.empty()) return;
+    std::map<std::tuple<long long, int, int>, double> alone;  // (rows, columns, threads) -> s
+    for (const CpuPanelTime& p : d.cpu_panel_times) alone[{p.rows, p.columns, p.threads}] = 0.0;
+    std::vector<float> panel;
+    std::vector<int> ipiv;
+    for (auto& [shape, seconds] : alone) {
+        const auto [rows, columns, threads] = shape;
+        if (rows <= 0 || columns <= 0 || rows > n || columns > n) continue;
+        const std::size_t count = static_cast<std::size_t>(n) * columns;
+        panel.resize(count);
+        ipiv.resize(static_cast<std::size_t>(columns));
+        std::vector<double> runs;
+        for (int run = 0; run < 4; ++run) {  // run 0 warms the pages and the team
+            std::memcpy(panel.data(), original.data(), count * sizeof(float));
+            tandem::PanelTeamUsage usage;
+            tandem::factor_panel(rows, columns, panel.data() + (n - rows), n, ipiv.data(),
+                                 args.options.panel, threads, &usage);
+            if (run > 0) runs.push_back(usage.seconds);
+        }
+        seconds = median(runs);
+    }
+    std::vector<double> ratios;
+    for (const CpuPanelTime& p : d.cpu_panel_times) {
+        const double base = alone[{p.rows, p.columns, p.threads}];
+        if (!(base > 0.0)) continue;
+        const double ratio = p.seconds / base;
+        ratios.push_back(ratio);
+        if (ratio > kCpuPanelAloneLimit) {
+            ++d.cpu_panels_over_alone_limit;
+            if (p.short_of_cores) ++d.cpu_panels_over_limit_short_of_cores;
+        }
+        if (!(ratio <= d.cpu_panel_ratio_worst)) {
+            d.cpu_panel_ratio_worst = ratio;
+            d.cpu_panel_worst_shape = std::to_string(p.rows) + "x" + std::to_string(p.columns);
+        }
+    }
+    if (!ratios.empty()) d.cpu_panel_ratio_median = median(ratios);
 }
 
 // Times tandem::sgetrf with the host wall clock around the call (it synchronizes
@@ -186,6 +237,16 @@ void print_progress(const SizeResult& r, bool show_cusolver, bool show_plan,
                       r.details.cpu_panels, 1e3 * r.details.cpu_panel_seconds,
                       r.details.cpu_panels_short_of_cores, r.details.cpu_panel_switches);
         std::cout << line;
+        if (r.details.cpu_panel_ratio_median == r.details.cpu_panel_ratio_median) {
+            std::snprintf(line, sizeof line,
+                          "  each against its shape factored alone: median %.2fx, worst %.2fx "
+                          "(%s), %d of %zu over %.1fx (%d of them short of cores)\n",
+                          r.details.cpu_panel_ratio_median, r.details.cpu_panel_ratio_worst,
+                          r.details.cpu_panel_worst_shape.c_str(),
+                          r.details.cpu_panels_over_alone_limit, r.details.cpu_panel_times.size(),
+                          kCpuPanelAloneLimit, r.details.cpu_panels_over_limit_short_of_cores);
+            std::cout << line;
+        }
     }
     std::cout << std::flush;
 }
@@ -262,6 +323,7 @@ int run_lu_mode(const std::vector<std::string>& raw_args, const std::string& com
 
             tandem::Report last_report;
             measure_tandem(n, original, work, ipiv, args, check, result, last_report);
+            compare_cpu_panels_with_alone(n, original, args, result.details);
             if (n == largest_n && ran(result.tandem)) {
                 trace_report = std::move(last_report);
                 have_trace = true;

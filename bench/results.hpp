@@ -33,6 +33,15 @@ struct Measurement {
     double gflops_with_transfer = not_measured;
 };
 
+// One timed CPU panel of tandem's recursive panel (TimelineSpan's panel fields).
+struct CpuPanelTime {
+    long long rows = 0;
+    int columns = 0;
+    int threads = 0;
+    double seconds = 0.0;  // the factorization's own (TimelineSpan::team_seconds)
+    bool short_of_cores = false;  // a thread had under 90% of it on a core
+};
+
 // What tandem's Report said about its last timed run at this size.
 struct TandemDetails {
     std::string backend;  // the backend that ran
@@ -55,7 +64,21 @@ struct TandemDetails {
     double cpu_panel_seconds = 0.0;
     int cpu_panels_short_of_cores = 0;
     long cpu_panel_switches = 0;
+    // Every timed CPU panel, and each one's seconds over its shape's factored
+    // alone after the timed runs (same method, team and leading dimension; the
+    // median of 3): the median and worst ratio, the worst one's shape, how
+    // many exceed kCpuPanelAloneLimit, and how many of those were short of cores.
+    std::vector<CpuPanelTime> cpu_panel_times;
+    double cpu_panel_ratio_median = not_measured;
+    double cpu_panel_ratio_worst = not_measured;
+    std::string cpu_panel_worst_shape;
+    int cpu_panels_over_alone_limit = 0;
+    int cpu_panels_over_limit_short_of_cores = 0;
 };
+
+// A CPU panel inside a factorization is counted as slow beyond this multiple
+// of the same panel's time alone.
+constexpr double kCpuPanelAloneLimit = 1.5;
 
 struct SizeResult {
     int n = 0;

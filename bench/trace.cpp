@@ -53,10 +53,12 @@ bool write_chrome_trace(const std::string& path, const tandem::Report& report, i
     std::string events;
     for (const tandem::TimelineSpan& span : report.timeline) {
         const int tid = lane_index(span.lane);
-        // A CPU panel's team: how its threads spent the factorization.
+        // A CPU panel's shape and team: how its threads spent the factorization.
         const std::string team =
             span.team_threads > 0
-                ? ",\"team threads\":" + std::to_string(span.team_threads) +
+                ? ",\"rows\":" + std::to_string(span.panel_rows) +
+                      ",\"columns\":" + std::to_string(span.panel_columns) +
+                      ",\"team threads\":" + std::to_string(span.team_threads) +
                       ",\"team us\":" + microseconds(span.team_seconds) +
                       ",\"least thread cpu us\":" + microseconds(span.least_thread_cpu_seconds) +
                       ",\"involuntary switches\":" + std::to_string(span.involuntary_switches)

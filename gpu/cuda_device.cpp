@@ -168,6 +168,7 @@ void CudaDevice::release() noexcept {
         events_.clear();
         events_used_ = 0;
         copy_events_.clear();
+        span_events_.clear();
         for (int q = 0; q < kQueues; ++q) {
             handles_[q] = nullptr;
             solvers_[q] = nullptr;
@@ -185,6 +186,8 @@ void CudaDevice::release() noexcept {
     events_.clear();
     for (cudaEvent_t e : copy_events_) (void)cudaEventDestroy(e);
     copy_events_.clear();
+    for (cudaEvent_t e : span_events_) (void)cudaEventDestroy(e);
+    span_events_.clear();
     events_used_ = 0;
     for (int q = 0; q < kQueues; ++q) {
         if (handles_[q]) (void)cublasDestroy(handles_[q]);

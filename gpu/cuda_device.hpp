@@ -137,6 +137,7 @@ public:
     // recursive panel takes the whole matrix.
     bool hides_host_copies(int64_t m, int64_t n) const override;
     bool last_host_call_hid_copies() const override { return host_call_hid_copies_; }
+    std::vector<TimelineSpan> last_host_call_spans() const override { return host_call_spans_; }
     // op(A) X = B for B in host memory, with the n x n factors that the last
     // factor_host_column_major left on this GPU (ipiv: its pivots, host memory).
     void solve_kept_factors(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
@@ -299,7 +300,10 @@ private:
     DeviceBuffer arriving_columns_;  // ... its right columns as they arrive, before their interchanges
     DeviceBuffer column_perm_;       // ... and those interchanges as one permutation
     std::vector<cudaEvent_t> copy_events_;  // ... and its copies' events
+    std::vector<cudaEvent_t> span_events_;  // ... the timed ones of its spans
+    cudaEvent_t span_event(size_t i);       // the i-th of them, created as needed
     bool host_call_hid_copies_ = false;     // ... whether the last one moved A beside it
+    std::vector<TimelineSpan> host_call_spans_;  // ... and then what its queues did
     int64_t kept_rows_ = 0, kept_cols_ = 0;  // ... the factors it holds (0 x 0: none)
     DeviceBuffer solve_rhs_[2];  // the solves: right-hand sides in and out of the permutation
     DeviceBuffer solve_perm_;    // ... and the permutation

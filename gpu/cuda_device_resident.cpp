@@ -4,6 +4,7 @@
 // tandem's recursive panel or cuSOLVER's getrf. Their solves are in
 // cuda_device_solve.cpp.
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <utility>
 #include <vector>
@@ -110,6 +111,7 @@ int CudaDevice::factor_host_column_major(int64_t m, int64_t n, float* a, int64_t
         contract_error("factor_host_column_major", "a or ipiv null, or lda < m");
     kept_rows_ = kept_cols_ = 0;
     host_call_hid_copies_ = false;
+    host_call_spans_.clear();
     host_matrix_.ensure(sizeof(float) * static_cast<size_t>(m * n), "column-major copy of the matrix");
     // Beside the factorization where its buffers fit; else before and after it.
     if (hides_host_copies(m, n)) {
@@ -146,6 +148,16 @@ cudaEvent_t CudaDevice::copy_event(size_t i) {
         copy_events_.push_back(created);
     }
     return copy_events_[i];
+}
+
+cudaEvent_t CudaDevice::span_event(size_t i) {
+    while (span_events_.size() <= i) {
+        span_events_.reserve(span_events_.size() + 16);  // before creating: push_back cannot throw
+        cudaEvent_t created = nullptr;
+        TANDEM_CUDA_CHECK(cudaEventCreate(&created));  // timed
+        span_events_.push_back(created);
+    }
+    return span_events_[i];
 }
 
 // The recursive panel on the whole matrix, split at the `bounds` columns
@@ -185,21 +197,45 @@ int CudaDevice::factor_host_overlapped(int64_t m, int64_t n, const std::vector<i
         TANDEM_CUDA_CHECK(cudaEventRecord(e, on));
         return e;
     };
+    // The timeline (last_host_call_spans): timed events around each part's
+    // upload and factorization and each piece's download, read once all ran.
+    struct QueuedSpan {
+        bool on_copy_queue;
+        const char* phase;
+        int step;
+        cudaEvent_t begin, end;
+    };
+    std::vector<QueuedSpan> queued;
+    size_t stamps = 0;
+    auto stamp = [&](cudaStream_t on) {
+        const cudaEvent_t e = span_event(stamps++);
+        TANDEM_CUDA_CHECK(cudaEventRecord(e, on));
+        return e;
+    };
+    const auto entered = std::chrono::steady_clock::now();
+    const cudaEvent_t origin = stamp(c);
+    const double origin_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - entered).count();
 
     try {
         // A(:, 0:b1) up, then factored on the compute queue.
         copy_host_to_columns(a, lda, m, first, d_a, m, ring, c);
+        queued.push_back({true, "upload", 0, origin, stamp(c)});
         TANDEM_CUDA_CHECK(cudaStreamWaitEvent(s, mark(c), 0));
         TANDEM_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), s));
         DevicePanel arrived_part = whole;
         arrived_part.width = static_cast<int>(first);
+        const cudaEvent_t first_begin = stamp(s);
         factor_panel_recursive(arrived_part, blas(Queue::compute), subtract);
+        queued.push_back({false, "panel", 0, first_begin, stamp(s)});
         const int64_t least_rows = least_rows_returned(n);
         for (size_t k = 0; k < bounds.size(); ++k) {
             const int64_t done = bounds[k], next = k + 1 < bounds.size() ? bounds[k + 1] : n;
             // A(:, done:next) up into the arriving buffer while A(:, 0:done) is factored.
             float* const arriving = arriving_columns_.floats() + (done - first) * m;
+            const cudaEvent_t upload_begin = stamp(c);
             copy_host_to_columns(a + done * lda, lda, m, next - done, arriving, m, ring, c);
+            queued.push_back({true, "upload", static_cast<int>(k + 1), upload_begin, stamp(c)});
             const cudaEvent_t arrived = mark(c);
             // A(:, done:next) = P A(:, done:next), P the interchanges of columns 0:done.
             TANDEM_CUDA_CHECK(cudaMemcpyAsync(ipiv, device_pivots, sizeof(int) * done,
@@ -211,6 +247,7 @@ int CudaDevice::factor_host_overlapped(int64_t m, int64_t n, const std::vector<i
             TANDEM_CUDA_CHECK(cudaMemcpyAsync(device_perm, perm.data(), sizeof(int) * perm.size(),
                                               cudaMemcpyHostToDevice, s));
             TANDEM_CUDA_CHECK(cudaStreamWaitEvent(s, arrived, 0));
+            const cudaEvent_t part_begin = stamp(s);
             permute_rows(arriving, m, d_a + done * m, m, m, next - done, device_perm, false, s);
             // U12, A22 and the right part of A(:, 0:next); in the last part,
             // rows [0, r) marked as they are final.
@@ -223,6 +260,7 @@ int CudaDevice::factor_host_overlapped(int64_t m, int64_t n, const std::vector<i
                 };
             finish_panel_recursive(arrived_part, static_cast<int>(done), blas(Queue::compute),
                                    subtract, rows_final);
+            queued.push_back({false, "panel", static_cast<int>(k + 1), part_begin, stamp(s)});
         }
         final_rows.emplace_back(m, mark(s));
     } catch (...) {
@@ -234,13 +272,30 @@ int CudaDevice::factor_host_overlapped(int64_t m, int64_t n, const std::vector<i
 
     try {  // the rows of the factors back into A, each piece once it is final
         int64_t done = 0;
+        int piece = 0;
         for (const auto& [r, e] : final_rows) {
             TANDEM_CUDA_CHECK(cudaStreamWaitEvent(c, e, 0));
+            const cudaEvent_t piece_begin = stamp(c);
             copy_columns_to_host(d_a + done, m, r - done, n, a + done, lda, ring, c);
+            queued.push_back({true, "download", piece++, piece_begin, stamp(c)});
             done = r;
         }
         TANDEM_CUDA_CHECK(cudaStreamSynchronize(c));
-        return pivots_to_host(device_pivots, pivots_and_info, ipiv, s);
+        const int result = pivots_to_host(device_pivots, pivots_and_info, ipiv, s);
+        // The factors are in A: a timeline CUDA cannot read is left out, not an error.
+        for (const QueuedSpan& q : queued) {
+            float begin_ms = 0.0f, end_ms = 0.0f;
+            if (cudaEventElapsedTime(&begin_ms, origin, q.begin) != cudaSuccess ||
+                cudaEventElapsedTime(&end_ms, origin, q.end) != cudaSuccess) {
+                host_call_spans_.clear();
+                (void)cudaGetLastError();  // so that no later check reports it
+                break;
+            }
+            host_call_spans_.push_back({name_ + (q.on_copy_queue ? " copy" : " compute"), q.phase,
+                                        q.step, origin_seconds + 1e-3 * begin_ms,
+                                        origin_seconds + 1e-3 * end_ms});
+        }
+        return result;
     } catch (const Error& e) {
         (void)cudaStreamSynchronize(c);
         throw_copying_factors(e, "; ipiv holds the pivots of the columns before the last part");

@@ -211,6 +211,12 @@ public:
     // Whether the last factor_host_column_major did (it copies, then factors,
     // where the device lacks the memory to do otherwise).
     virtual bool last_host_call_hid_copies() const;
+    // Where it did: its parts going up ("upload", lane "<device> copy"), each
+    // part's factorization ("panel", "<device> compute", after the part's
+    // interchanges) and the rows of the factors going back ("download"), one
+    // span per part or piece (step: its index), in seconds from the call's
+    // entry. Empty where the call copied, then factored.
+    virtual std::vector<TimelineSpan> last_host_call_spans() const;
     // op(A) X = B for B (host memory, overwritten with X) with the n x n
     // factors the last factor_host_column_major left on the device.
     virtual void solve_kept_factors(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
@@ -316,6 +322,7 @@ inline int Device::factor_column_major(int64_t, int64_t, float*, int64_t, int*) 
 }
 inline bool Device::hides_host_copies(int64_t, int64_t) const { return false; }
 inline bool Device::last_host_call_hid_copies() const { return false; }
+inline std::vector<TimelineSpan> Device::last_host_call_spans() const { return {}; }
 inline int Device::factor_host_column_major(int64_t, int64_t, float*, int64_t, int*) {
     throw Error(TANDEM_ERROR_INTERNAL, name() + ": factor_host_column_major: not a GPU");
 }

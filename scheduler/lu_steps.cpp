@@ -144,6 +144,8 @@ bool LuSteps::factor_panel_on_cpu_or_collect(int64_t k) {
         span.team_seconds = usage.seconds;
         span.least_thread_cpu_seconds = usage.least_thread_cpu_seconds;
         span.involuntary_switches = usage.involuntary_switches;
+        span.panel_rows = m_ - j;
+        span.panel_columns = width;
     }
     for (int i = 0; i < width; ++i) ipiv_[j + i] += static_cast<int>(j);
     if (panel_info > 0 && info_ == 0) info_ = static_cast<int>(j) + panel_info;

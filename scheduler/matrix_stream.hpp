@@ -11,14 +11,15 @@
 // Streamed: the matrix is a few GB at the sizes that matter, and copying it
 // each way takes as long as a large part of the factorization (pageable host
 // memory, about 25 GB/s on the H200 machine). So:
-//  * Upload (one device only: a catch-up needs all of L on the device): only
-//    the block columns the next steps need are uploaded up front; the rest
-//    follow while the device computes. A block arriving after j
-//    columns have been factored is brought up to date in one left-looking
+//  * Upload (one device, every panel on it: a catch-up needs all of L on the
+//    device, and the host thread that would send the blocks factors the CPU's
+//    panels): only the block columns the next steps need are uploaded up
+//    front; the rest follow while the device computes. A block arriving after
+//    j columns have been factored is brought up to date in one left-looking
 //    step (Device::catch_up: its row interchanges, a TRSM with L(0:j, 0:j) and
 //    one large product), which costs the flops the skipped right-looking updates
 //    would have, in larger and faster products. Until then the steps' swaps and
-//    updates leave it out.
+//    updates leave it out. Otherwise every block goes up before the first step.
 //  * Gather: rows [j_k, j_k + w) of every column on the device are final once
 //    step k has formed U12 (later steps touch only rows below), and so are rows
 //    [0, j) of a block once it has caught up with j columns. Each such piece is

@@ -62,6 +62,40 @@ Options one_device_panel(int n) {
     return o;
 }
 
+// The timeline of a call whose copies ran beside it: each part goes up, then
+// is factored (part 0 after its upload, each later part after its own), the
+// rows of the factors go back in pieces, the last of them after the last
+// part's factorization began; nothing before the call or after it. A call that
+// copied, then factored, has its one span.
+void expect_parts_timeline(const Report& report, bool beside) {
+    std::vector<TimelineSpan> uploads, panels, downloads;
+    for (const TimelineSpan& span : report.timeline) {
+        EXPECT_GE(span.start, 0.0);
+        EXPECT_LE(span.start, span.end) << span.phase << " " << span.step;
+        if (span.phase == "upload") uploads.push_back(span);
+        if (span.phase == "panel") panels.push_back(span);
+        if (span.phase == "download") downloads.push_back(span);
+    }
+    if (!beside) {
+        EXPECT_EQ(report.timeline.size(), 1u);
+        return;
+    }
+    ASSERT_GE(uploads.size(), 2u);
+    ASSERT_EQ(panels.size(), uploads.size());
+    ASSERT_GE(downloads.size(), 1u);
+    for (size_t k = 0; k < uploads.size(); ++k) {
+        EXPECT_EQ(uploads[k].step, static_cast<int>(k));
+        EXPECT_EQ(panels[k].step, static_cast<int>(k));
+        EXPECT_NE(uploads[k].lane.find(" copy"), std::string::npos) << uploads[k].lane;
+        EXPECT_NE(panels[k].lane.find(" compute"), std::string::npos) << panels[k].lane;
+        EXPECT_GE(panels[k].start, uploads[k].end - 1e-6) << "part " << k;
+        if (k > 0) EXPECT_GE(panels[k].start, panels[k - 1].end - 1e-6) << "part " << k;
+    }
+    EXPECT_GE(downloads.back().end, panels.back().start);
+    EXPECT_GE(downloads.front().start, panels.front().end - 1e-6);
+    EXPECT_LE(downloads.back().end, report.seconds + 1e-3);
+}
+
 TEST_F(GpuHostOnePanel, FactorsPageableAndPinnedMatricesAsLapack) {
     struct Case {
         int m, n;
@@ -105,6 +139,7 @@ TEST_F(GpuHostOnePanel, FactorsPageableAndPinnedMatricesAsLapack) {
         const bool beside = int64_t(c.m) * c.n >= gpu::kOverlappedCopyLeastFloats && c.n <= c.m;
         EXPECT_EQ(report.plan.find("copies beside the factorization") != std::string::npos, beside)
             << report.plan;
+        expect_parts_timeline(report, beside);
     }
 }
 

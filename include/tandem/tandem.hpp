@@ -22,6 +22,7 @@
 #ifndef TANDEM_TANDEM_HPP
 #define TANDEM_TANDEM_HPP
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -157,7 +158,8 @@ struct Options {
     bool peer_copies = true;
     // Move the matrix to the devices and the factors back while the steps run:
     // rows of the factors are copied out as soon as they are final, and with
-    // one device columns are uploaded as they are needed. false: the whole
+    // one device whose plan has no CPU panels columns are uploaded as they are
+    // needed (else all before the first step). false: the whole
     // matrix up front and back at the end. A run-time failure may then leave A
     // partially overwritten, which the error's text says.
     bool stream_matrix = true;
@@ -186,6 +188,9 @@ struct TimelineSpan {
     double team_seconds = 0.0;
     double least_thread_cpu_seconds = 0.0;
     long involuntary_switches = 0;
+    // A CPU panel's span: the panel's rows and columns. 0 elsewhere.
+    int64_t panel_rows = 0;
+    int panel_columns = 0;
 };
 
 // What a call did; every field is filled by every call that gets this far.
