@@ -47,6 +47,14 @@ bool cusolver_compiled();
 CusolverTimes time_cusolver_sgetrf(int n, const float* original, float* factors, int* ipiv,
                                    int repeats);
 
+// cusolverMg's getrf on GPUs 0 .. gpus-1 (gpus >= 2, peer access between
+// them): the matrix in 1-D column block-cyclic tiles of 256 columns, already
+// on the GPUs (distributing it is the restore between runs, not timed); host
+// wall clock around the call and the GPUs' synchronization. The last run's
+// factors and pivots are gathered into `factors` (n*n) and `ipiv` (n).
+std::vector<double> time_cusolvermg_sgetrf(int n, int gpus, const float* original, float* factors,
+                                           int* ipiv, int repeats);
+
 struct CusolverSolveTimes {
     // cusolverDnSgetrf then cusolverDnSgetrs, A and B already on the device (CUDA events).
     std::vector<double> solve_seconds;

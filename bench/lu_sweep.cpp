@@ -197,6 +197,28 @@ void measure_cusolver(int n, const std::vector<float>& original, std::vector<flo
     }
 }
 
+void measure_cusolver_mg(int n, const std::vector<float>& original, std::vector<float>& work,
+                         std::vector<int>& ipiv, int gpus, int repeats,
+                         const std::string& unavailable_note, const LuResidualEstimator& check,
+                         Measurement& m) {
+    if (gpus < 2) return;  // status unavailable, no note: not asked for
+    if (!unavailable_note.empty()) {
+        m.status = RunStatus::unavailable;
+        m.note = unavailable_note;
+        return;
+    }
+    try {
+        const std::vector<double> seconds =
+            time_cusolvermg_sgetrf(n, gpus, original.data(), work.data(), ipiv.data(), repeats);
+        finish_measurement(m, n, seconds, check, work.data(), ipiv.data());
+    } catch (const BaselineUnsupported& error) {
+        m.status = RunStatus::unavailable;
+        m.note = error.what();
+    } catch (const std::exception& error) {
+        mark_failed(m, error.what());
+    }
+}
+
 std::string format_gflops(const Measurement& m) {
     if (!ran(m)) return m.status == RunStatus::failed ? "failed" : "-";
     char text[96];
@@ -216,6 +238,10 @@ void print_progress(const SizeResult& r, bool show_cusolver, bool show_plan,
     }
     std::cout << " | LAPACK " << (r.lapack.status == RunStatus::skipped ? r.lapack.note : format_gflops(r.lapack));
     if (show_cusolver) std::cout << " | cuSOLVER " << format_gflops(r.cusolver);
+    if (r.cusolver_mg.status != RunStatus::unavailable || !r.cusolver_mg.note.empty())
+        std::cout << " | cusolverMg "
+                  << (r.cusolver_mg.status == RunStatus::unavailable ? r.cusolver_mg.note
+                                                                     : format_gflops(r.cusolver_mg));
     std::cout << std::endl;  // flushed: the sweep can take minutes
     if (show_plan && !r.details.plan.empty()) std::cout << r.details.plan;
     if (show_plan && ran(r.tandem) && r.details.predicted_seconds > 0.0) {
@@ -330,6 +356,9 @@ int run_lu_mode(const std::vector<std::string>& raw_args, const std::string& com
             }
             measure_lapack(n, original, work, ipiv, args.repeats, args.cpu_max_n, check, result.lapack);
             measure_cusolver(n, original, work, ipiv, args.repeats, cusolver_note, check, result.cusolver);
+            if (args.backend_text != "host" && args.backend_text != "cpu")
+                measure_cusolver_mg(n, original, work, ipiv, args.options.num_devices, args.repeats,
+                                    cusolver_note, check, result.cusolver_mg);
         } catch (const std::bad_alloc&) {
             // The host copies themselves did not fit: record it and go on with other sizes.
             mark_failed(result.tandem, "out of host memory for the n x n copies");

@@ -38,6 +38,13 @@ std::string status_text(const Measurement& m) {
     return m.status == RunStatus::ran ? "ran" : m.note.empty() ? "not run" : m.note;
 }
 
+// Whether cusolverMg was asked for (--gpus G >= 2 on a GPU backend).
+bool shows_cusolver_mg(const std::vector<SizeResult>& results) {
+    return std::any_of(results.begin(), results.end(), [](const SizeResult& r) {
+        return r.cusolver_mg.status != RunStatus::unavailable || !r.cusolver_mg.note.empty();
+    });
+}
+
 }  // namespace
 
 void print_table(std::ostream& os, const std::vector<SizeResult>& results, bool show_cusolver,
@@ -50,6 +57,8 @@ void print_table(std::ostream& os, const std::vector<SizeResult>& results, bool 
     }
     header.insert(header.end(), {"tandem/LAPACK", "tandem resid est", "LAPACK resid est"});
     if (show_cusolver) header.push_back("cuSOLVER resid est");
+    const bool show_mg = shows_cusolver_mg(results);
+    if (show_mg) header.insert(header.end(), {"cusolverMg GF/s", "tandem/cusolverMg", "cusolverMg resid est"});
     header.insert(header.end(), {"backend", "nb", "inv/trsm steps", "device panels", "panel hidden"});
 
     std::vector<std::vector<std::string>> rows;
@@ -71,6 +80,9 @@ void print_table(std::ostream& os, const std::vector<SizeResult>& results, bool 
         row.insert(row.end(), {ratio_cell(r.tandem, r.lapack) + (same_code ? " (same code)" : ""),
                                residual_cell(r.tandem), residual_cell(r.lapack)});
         if (show_cusolver) row.push_back(residual_cell(r.cusolver));
+        if (show_mg)
+            row.insert(row.end(), {rate_cell(r.cusolver_mg, r.cusolver_mg.gflops),
+                                   ratio_cell(r.tandem, r.cusolver_mg), residual_cell(r.cusolver_mg)});
         const bool hybrid = ran(r.tandem) && d.steps > 0;
         row.insert(row.end(),
                    {ran(r.tandem) ? d.backend : "-", hybrid ? std::to_string(d.block_size) : "-",
@@ -89,6 +101,10 @@ void print_table(std::ostream& os, const std::vector<SizeResult>& results, bool 
     if (show_cusolver) {
         os << "cuSOLVER: cusolverDnSgetrf alone on a device-resident matrix (CUDA events); cuSOLVER+copy:\n"
               "the same plus copying A to the device and A and ipiv back (host wall clock, pageable memory).\n";
+    }
+    if (show_mg) {
+        os << "cusolverMg: cusolverMgGetrf on the same GPUs, the matrix already on them in 256-column\n"
+              "tiles dealt round the GPUs (host wall clock around the call and the GPUs' synchronization).\n";
     }
     os << "tandem's trailing updates on a GPU: " << update_precision_name(update_precision)
        << update_precision_note(update_precision) << "\n";
@@ -111,6 +127,8 @@ void print_table(std::ostream& os, const std::vector<SizeResult>& results, bool 
         if (r.tandem.status == RunStatus::failed) os << "n = " << r.n << ": tandem " << r.tandem.note << "\n";
         if (r.lapack.status == RunStatus::failed) os << "n = " << r.n << ": LAPACK " << r.lapack.note << "\n";
         if (r.cusolver.status == RunStatus::failed) os << "n = " << r.n << ": cuSOLVER " << r.cusolver.note << "\n";
+        if (r.cusolver_mg.status == RunStatus::failed)
+            os << "n = " << r.n << ": cusolverMg " << r.cusolver_mg.note << "\n";
     }
     os << "\n";
 }
@@ -129,7 +147,8 @@ bool write_csv(const std::string& path, const std::vector<SizeResult>& results,
            "cusolver_with_transfer_seconds,cusolver_with_transfer_gflops,cusolver_residual_est,"
            "tandem_over_cusolver,tandem_over_cusolver_with_transfer,tandem_over_lapack,"
            "device_panel_steps,tandem_update_precision,model_predicted_seconds,"
-           "tandem_over_model\n";
+           "tandem_over_model,cusolvermg_status,cusolvermg_seconds,cusolvermg_gflops,"
+           "cusolvermg_residual_est,tandem_over_cusolvermg\n";
     for (const SizeResult& r : results) {
         const TandemDetails& d = r.details;
         const bool tandem_ran = ran(r.tandem);
@@ -158,9 +177,12 @@ bool write_csv(const std::string& path, const std::vector<SizeResult>& results,
             << csv_text(update_precision_name(update_precision)) << ',';
         if (tandem_ran && d.predicted_seconds > 0.0)
             out << csv_number(d.predicted_seconds) << ','
-                << csv_number(r.tandem.seconds / d.predicted_seconds, "%.4f") << '\n';
+                << csv_number(r.tandem.seconds / d.predicted_seconds, "%.4f") << ',';
         else
-            out << ",\n";
+            out << ",,";
+        out << csv_text(status_text(r.cusolver_mg)) << ',' << csv_number(r.cusolver_mg.seconds) << ','
+            << csv_number(r.cusolver_mg.gflops) << ',' << csv_number(r.cusolver_mg.residual) << ','
+            << ratio(r.cusolver_mg, r.cusolver_mg.gflops) << '\n';
     }
     out.close();
     if (!out) {

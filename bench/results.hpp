@@ -85,6 +85,7 @@ struct SizeResult {
     Measurement tandem;
     Measurement lapack;
     Measurement cusolver;
+    Measurement cusolver_mg;  // cusolverMgGetrf on the --gpus GPUs (G >= 2), device-resident
     TandemDetails details;
 };
 
