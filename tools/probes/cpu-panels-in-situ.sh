@@ -3,10 +3,12 @@
 # from host memory (`--placement cpu`, fixed width NB) beside cuSOLVER in the
 # same process, with what their teams did (tandem-bench prints, per size, the
 # timed runs' CPU panels: seconds, panels with a thread whose CPU time fell
-# short of the panel's, and involuntary context switches; the trace of the
-# largest size has the figures of each panel), then the same panel shapes factored alone by a team of the
-# size the factorization gives them (half of OpenMP's threads), for the
-# in-situ / alone ratio of each height. Logs and the trace in $OUT.
+# short of the panel's, involuntary context switches, and each panel against
+# its shape factored alone afterwards in the same process; the trace of the
+# largest size has the figures of each panel), then a few of the same panel
+# shapes factored alone by `tandem-bench panel` with a team of the size the
+# factorization gives them (half of OpenMP's threads), beside LAPACK's.
+# Logs and the trace in $OUT.
 #   SIZES=16384,32768  REPEATS=10  NB=256  STREAM=0 (1: the matrix moved during the steps)
 #   WAIT_POLICIES="active passive": the factorizations again under each OMP_WAIT_POLICY
 #   EXTRA="--backend host": more tandem-bench lu arguments (that one runs it without a GPU)
