@@ -25,7 +25,7 @@ for policy in ${WAIT_POLICIES:-default}; do
     build/bench/tandem-bench lu --sizes $SIZES --placement cpu --nb $NB --stream ${STREAM:-0} \
       --repeats ${REPEATS:-10} --cpu-max-n 0 ${EXTRA:-} --trace $OUT/trace-cpu-panels-$policy.json \
       > $OUT/in-situ-$policy.log 2>&1 )
-  grep -E "^n=|CPU panels|FAILED" $OUT/in-situ-$policy.log
+  grep -E "^n=|CPU panels|factored alone|FAILED" $OUT/in-situ-$policy.log
 done
 # The panels' heights in those factorizations: n, n - NB, ... ; alone, a few of them.
 shapes=""
