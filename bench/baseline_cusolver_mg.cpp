@@ -55,9 +55,11 @@ void enable_peer_access(int gpus) {
 }
 
 // The handle, grid, descriptor and per-GPU arrays of one n x n getrf, freed
-// in reverse (errors ignored: nothing useful can be done in a destructor).
+// in reverse also when making them fails midway (errors ignored: nothing
+// useful can be done about them then), the caller's current GPU restored.
 struct MgGetrf {
     int n, gpus, tiles, local_columns;
+    int caller_device = 0;
     std::vector<int> devices;
     cusolverMgHandle_t handle = nullptr;
     cudaLibMgGrid_t grid = nullptr;
@@ -75,6 +77,19 @@ struct MgGetrf {
           a(count, nullptr),
           ipiv(count, nullptr),
           work(count, nullptr) {
+        CHECK_CUDA(cudaGetDevice(&caller_device));
+        try {
+            create();
+        } catch (...) {
+            release();
+            throw;
+        }
+    }
+    ~MgGetrf() { release(); }
+    MgGetrf(const MgGetrf&) = delete;
+    MgGetrf& operator=(const MgGetrf&) = delete;
+
+    void create() {
         for (int d = 0; d < gpus; ++d) devices.push_back(d);
         CHECK_CUSOLVER(cusolverMgCreate(&handle));
         CHECK_CUSOLVER(cusolverMgDeviceSelect(handle, gpus, devices.data()));
@@ -95,20 +110,25 @@ struct MgGetrf {
                                   sizeof(float) * static_cast<size_t>(std::max<int64_t>(work_floats, 1))));
         }
     }
-    ~MgGetrf() {
+    void release() noexcept {
         for (int d = 0; d < gpus; ++d) {
             (void)cudaSetDevice(d);
             if (work[d]) (void)cudaFree(work[d]);
             if (ipiv[d]) (void)cudaFree(ipiv[d]);
             if (a[d]) (void)cudaFree(a[d]);
+            work[d] = nullptr;
+            ipiv[d] = nullptr;
+            a[d] = nullptr;
         }
         if (matrix) (void)cusolverMgDestroyMatrixDesc(matrix);
         if (grid) (void)cusolverMgDestroyGrid(grid);
         if (handle) (void)cusolverMgDestroy(handle);
-        (void)cudaSetDevice(0);
+        matrix = nullptr;
+        grid = nullptr;
+        handle = nullptr;
+        (void)cudaGetLastError();  // a failed free leaves nothing for the next check to report
+        (void)cudaSetDevice(caller_device);
     }
-    MgGetrf(const MgGetrf&) = delete;
-    MgGetrf& operator=(const MgGetrf&) = delete;
 
     // Column tile t: its GPU, its first column there, and its width.
     int owner(int t) const { return t % gpus; }

@@ -28,6 +28,7 @@
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -304,6 +305,7 @@ private:
     cudaEvent_t span_event(size_t i);       // the i-th of them, created as needed
     bool host_call_hid_copies_ = false;     // ... whether the last one moved A beside it
     std::vector<TimelineSpan> host_call_spans_;  // ... and then what its queues did
+    std::chrono::steady_clock::time_point host_call_entered_;  // ... from the call's entry
     int64_t kept_rows_ = 0, kept_cols_ = 0;  // ... the factors it holds (0 x 0: none)
     DeviceBuffer solve_rhs_[2];  // the solves: right-hand sides in and out of the permutation
     DeviceBuffer solve_perm_;    // ... and the permutation

@@ -5,6 +5,7 @@
 // cuda_device_solve.cpp.
 #include <algorithm>
 #include <chrono>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -105,6 +106,7 @@ bool CudaDevice::reserve_overlap_buffers(int64_t m, int64_t n, int64_t first) {
 }
 
 int CudaDevice::factor_host_column_major(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv) {
+    host_call_entered_ = std::chrono::steady_clock::now();  // the timeline's origin
     DeviceGuard guard(ordinal_);
     if (m == 0 || n == 0) return 0;
     if (a == nullptr || ipiv == nullptr || lda < m)
@@ -212,10 +214,9 @@ int CudaDevice::factor_host_overlapped(int64_t m, int64_t n, const std::vector<i
         TANDEM_CUDA_CHECK(cudaEventRecord(e, on));
         return e;
     };
-    const auto entered = std::chrono::steady_clock::now();
     const cudaEvent_t origin = stamp(c);
     const double origin_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - entered).count();
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - host_call_entered_).count();
 
     try {
         // A(:, 0:b1) up, then factored on the compute queue.
@@ -263,6 +264,10 @@ int CudaDevice::factor_host_overlapped(int64_t m, int64_t n, const std::vector<i
             queued.push_back({false, "panel", static_cast<int>(k + 1), part_begin, stamp(s)});
         }
         final_rows.emplace_back(m, mark(s));
+        // What the returning rows' spans need, made while A is still untouched:
+        // from here on only a CUDA error may interrupt the copies into A.
+        queued.reserve(queued.size() + final_rows.size());
+        span_event(stamps + 2 * final_rows.size());
     } catch (...) {
         // A untouched; no queued copy may read it, or write the buffers, after this returns.
         (void)cudaStreamSynchronize(c);
@@ -282,18 +287,23 @@ int CudaDevice::factor_host_overlapped(int64_t m, int64_t n, const std::vector<i
         }
         TANDEM_CUDA_CHECK(cudaStreamSynchronize(c));
         const int result = pivots_to_host(device_pivots, pivots_and_info, ipiv, s);
-        // The factors are in A: a timeline CUDA cannot read is left out, not an error.
-        for (const QueuedSpan& q : queued) {
-            float begin_ms = 0.0f, end_ms = 0.0f;
-            if (cudaEventElapsedTime(&begin_ms, origin, q.begin) != cudaSuccess ||
-                cudaEventElapsedTime(&end_ms, origin, q.end) != cudaSuccess) {
-                host_call_spans_.clear();
-                (void)cudaGetLastError();  // so that no later check reports it
-                break;
+        // The factors are in A: a timeline CUDA cannot read, or memory cannot
+        // hold, is left out, not an error.
+        try {
+            for (const QueuedSpan& q : queued) {
+                float begin_ms = 0.0f, end_ms = 0.0f;
+                if (cudaEventElapsedTime(&begin_ms, origin, q.begin) != cudaSuccess ||
+                    cudaEventElapsedTime(&end_ms, origin, q.end) != cudaSuccess) {
+                    host_call_spans_.clear();
+                    (void)cudaGetLastError();  // so that no later check reports it
+                    break;
+                }
+                host_call_spans_.push_back({name_ + (q.on_copy_queue ? " copy" : " compute"),
+                                            q.phase, q.step, origin_seconds + 1e-3 * begin_ms,
+                                            origin_seconds + 1e-3 * end_ms});
             }
-            host_call_spans_.push_back({name_ + (q.on_copy_queue ? " copy" : " compute"), q.phase,
-                                        q.step, origin_seconds + 1e-3 * begin_ms,
-                                        origin_seconds + 1e-3 * end_ms});
+        } catch (const std::bad_alloc&) {
+            host_call_spans_.clear();
         }
         return result;
     } catch (const Error& e) {

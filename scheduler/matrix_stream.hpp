@@ -19,7 +19,8 @@
 //    step (Device::catch_up: its row interchanges, a TRSM with L(0:j, 0:j) and
 //    one large product), which costs the flops the skipped right-looking updates
 //    would have, in larger and faster products. Until then the steps' swaps and
-//    updates leave it out. Otherwise every block goes up before the first step.
+//    updates leave it out. One device with CPU panels: every block goes up
+//    before the first step (several devices: as above).
 //  * Gather: rows [j_k, j_k + w) of every column on the device are final once
 //    step k has formed U12 (later steps touch only rows below), and so are rows
 //    [0, j) of a block once it has caught up with j columns. Each such piece is

@@ -170,9 +170,13 @@ StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& reques
             plan = std::move(devices);
         }
     }
-    if (request.streamed)
+    if (request.streamed) {
         plan.host_copy_seconds = 2.0 * 4.0 * double(request.m) * double(request.n) /
                                  model.host_copy_bytes_per_second;
+        plan.uploads_before_steps =
+            request.num_devices <= 1 &&
+            std::find(plan.sites.begin(), plan.sites.end(), PanelSite::cpu) != plan.sites.end();
+    }
 
     // A small square matrix may be done faster by the device's panel routine on
     // the whole of it (one step, one call) than in steps whose panels are each
@@ -244,9 +248,11 @@ std::string StepPlan::describe() const {
         out << line;
     } else if (host_copy_seconds > 0.0) {
         std::snprintf(line, sizeof line,
-                      "streamed: the host moves A both ways in %.2f ms (at the calibrated rate), "
-                      "beside the steps\n",
-                      1e3 * host_copy_seconds);
+                      "streamed: the host moves A both ways in %.2f ms (at the calibrated rate), %s\n",
+                      1e3 * host_copy_seconds,
+                      uploads_before_steps ? "up before the steps (the host factors CPU panels), "
+                                             "the factors back beside them"
+                                           : "beside the steps");
         out << line;
     }
     int64_t column = 0;

@@ -55,6 +55,9 @@ struct StepPlan {
     std::vector<double> step_seconds;  // the model's time of each step
     double predicted_seconds = 0.0;    // of the steps (not the initial and final transfers)
     double host_copy_seconds = 0.0;    // streamed: the host's share of moving A both ways
+    // Streamed to one device with CPU panels: the matrix goes up before the
+    // first step (MatrixStream), only the factors come back beside the steps.
+    bool uploads_before_steps = false;
     // Streamed, one step on the whole matrix: the share of host_copy_seconds
     // that the call does not hide (1: it copies, then factors).
     double host_copy_exposed = 1.0;

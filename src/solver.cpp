@@ -319,15 +319,20 @@ int Solver::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Repor
                 report.plan += devices[0]->last_host_call_hid_copies()
                                    ? ", its copies beside the factorization\n"
                                    : "\n";
-                // The call's one span gives way to its parts' on the GPU's queues.
-                std::vector<TimelineSpan> parts = devices[0]->last_host_call_spans();
-                if (!parts.empty()) {
-                    const double entered = report.timeline.front().start;
-                    for (TimelineSpan& span : parts) {
-                        span.start += entered;
-                        span.end += entered;
+                // The call's one span gives way to its parts' on the GPU's
+                // queues; the factors are in A, so memory too short for them
+                // keeps the one span rather than fail the call.
+                try {
+                    std::vector<TimelineSpan> parts = devices[0]->last_host_call_spans();
+                    if (!parts.empty()) {
+                        const double entered = report.timeline.front().start;
+                        for (TimelineSpan& span : parts) {
+                            span.start += entered;
+                            span.end += entered;
+                        }
+                        report.timeline = std::move(parts);
                     }
-                    report.timeline = std::move(parts);
+                } catch (const std::bad_alloc&) {
                 }
                 factors_kept_ = m == n;
                 return info;

@@ -159,9 +159,11 @@ struct Options {
     // Move the matrix to the devices and the factors back while the steps run:
     // rows of the factors are copied out as soon as they are final, and with
     // one device whose plan has no CPU panels columns are uploaded as they are
-    // needed (else all before the first step). false: the whole
-    // matrix up front and back at the end. A run-time failure may then leave A
-    // partially overwritten, which the error's text says.
+    // needed (one device with CPU panels: all before the first step; several
+    // devices: all from the start, each step running on the blocks that have
+    // arrived). false: the whole matrix up front and back at the end. A
+    // run-time failure may then leave A partially overwritten, which the
+    // error's text says.
     bool stream_matrix = true;
 };
 
