@@ -45,17 +45,13 @@ void mark_failed(Measurement& m, const std::string& what) {
     m.note = "failed: " + what;
 }
 
-// Adds the report's CPU panels with tandem's recursive panel to `d`'s sums.
+// Adds the report's CPU panels with tandem's recursive panel to `d`'s.
 void add_cpu_panel_teams(const tandem::Report& report, TandemDetails& d) {
     for (const tandem::TimelineSpan& span : report.timeline) {
         if (span.team_threads <= 0) continue;
-        ++d.cpu_panels;
-        d.cpu_panel_seconds += span.team_seconds;
         const bool short_of_cores = span.least_thread_cpu_seconds < 0.9 * span.team_seconds;
-        if (short_of_cores) ++d.cpu_panels_short_of_cores;
-        d.cpu_panel_switches += span.involuntary_switches;
         d.cpu_panel_times.push_back({span.panel_rows, span.panel_columns, span.team_threads,
-                                     span.team_seconds, short_of_cores});
+                                     span.team_seconds, short_of_cores, span.involuntary_switches});
     }
 }
 
@@ -86,22 +82,43 @@ void compare_cpu_panels_with_alone(int n, const std::vector<float>& original, co
         }
         seconds = median(runs);
     }
-    std::vector<double> ratios;
-    for (const CpuPanelTime& p : d.cpu_panel_times) {
+    for (CpuPanelTime& p : d.cpu_panel_times) {
         const double base = alone[{p.rows, p.columns, p.threads}];
-        if (!(base > 0.0)) continue;
-        const double ratio = p.seconds / base;
-        ratios.push_back(ratio);
-        if (ratio > kCpuPanelAloneLimit) {
-            ++d.cpu_panels_over_alone_limit;
-            if (p.short_of_cores) ++d.cpu_panels_over_limit_short_of_cores;
-        }
-        if (!(ratio <= d.cpu_panel_ratio_worst)) {
-            d.cpu_panel_ratio_worst = ratio;
-            d.cpu_panel_worst_shape = std::to_string(p.rows) + "x" + std::to_string(p.columns);
-        }
+        if (base > 0.0) p.alone_ratio = p.seconds / base;
     }
-    if (!ratios.empty()) d.cpu_panel_ratio_median = median(ratios);
+}
+
+// The timed runs' CPU panels: whether they kept their cores, and how each
+// compares with its shape factored alone.
+void print_cpu_panels(const std::vector<CpuPanelTime>& panels) {
+    double seconds = 0.0;
+    int short_of_cores = 0, over = 0, over_short = 0;
+    long switches = 0;
+    std::vector<double> ratios;
+    const CpuPanelTime* worst = nullptr;
+    for (const CpuPanelTime& p : panels) {
+        seconds += p.seconds;
+        short_of_cores += p.short_of_cores;
+        switches += p.switches;
+        if (!(p.alone_ratio == p.alone_ratio)) continue;  // not compared
+        ratios.push_back(p.alone_ratio);
+        over += p.alone_ratio > kCpuPanelAloneLimit;
+        over_short += p.alone_ratio > kCpuPanelAloneLimit && p.short_of_cores;
+        if (worst == nullptr || p.alone_ratio > worst->alone_ratio) worst = &p;
+    }
+    char line[220];
+    std::snprintf(line, sizeof line,
+                  "  CPU panels of the timed runs: %zu, %.3g ms factoring; %d with a thread on a "
+                  "core under 90%% of the time, %ld involuntary context switches\n",
+                  panels.size(), 1e3 * seconds, short_of_cores, switches);
+    std::cout << line;
+    if (worst == nullptr) return;
+    std::snprintf(line, sizeof line,
+                  "  each against its shape factored alone: median %.2fx, worst %.2fx (%lldx%d), "
+                  "%d of %zu over %.1fx (%d of them short of cores)\n",
+                  median(ratios), worst->alone_ratio, worst->rows, worst->columns, over,
+                  ratios.size(), kCpuPanelAloneLimit, over_short);
+    std::cout << line;
 }
 
 // Times tandem::sgetrf with the host wall clock around the call (it synchronizes
@@ -178,23 +195,35 @@ void measure_lapack(int n, const std::vector<float>& original, std::vector<float
     }
 }
 
-void measure_cusolver(int n, const std::vector<float>& original, std::vector<float>& work,
-                      std::vector<int>& ipiv, int repeats, const std::string& unavailable_note,
-                      const LuResidualEstimator& check, Measurement& m) {
+// A GPU baseline: unavailable with `unavailable_note` (no GPU backend or
+// device), or where the library does not offer it; failed with its error.
+template <class Measure>
+void measure_gpu_baseline(const std::string& unavailable_note, Measurement& m, Measure&& measure) {
     if (!unavailable_note.empty()) {
         m.status = RunStatus::unavailable;
         m.note = unavailable_note;
         return;
     }
     try {
+        measure();
+    } catch (const BaselineUnsupported& error) {
+        m.status = RunStatus::unavailable;
+        m.note = error.what();
+    } catch (const std::exception& error) {
+        mark_failed(m, error.what());
+    }
+}
+
+void measure_cusolver(int n, const std::vector<float>& original, std::vector<float>& work,
+                      std::vector<int>& ipiv, int repeats, const std::string& unavailable_note,
+                      const LuResidualEstimator& check, Measurement& m) {
+    measure_gpu_baseline(unavailable_note, m, [&] {
         const CusolverTimes times =
             time_cusolver_sgetrf(n, original.data(), work.data(), ipiv.data(), repeats);
         finish_measurement(m, n, times.factor_seconds, check, work.data(), ipiv.data());
         m.seconds_with_transfer = median(times.with_transfer_seconds);
         m.gflops_with_transfer = lu_gflops(n, m.seconds_with_transfer);
-    } catch (const std::exception& error) {
-        mark_failed(m, error.what());
-    }
+    });
 }
 
 void measure_cusolver_mg(int n, const std::vector<float>& original, std::vector<float>& work,
@@ -202,21 +231,11 @@ void measure_cusolver_mg(int n, const std::vector<float>& original, std::vector<
                          const std::string& unavailable_note, const LuResidualEstimator& check,
                          Measurement& m) {
     if (gpus < 2) return;  // status unavailable, no note: not asked for
-    if (!unavailable_note.empty()) {
-        m.status = RunStatus::unavailable;
-        m.note = unavailable_note;
-        return;
-    }
-    try {
+    measure_gpu_baseline(unavailable_note, m, [&] {
         const std::vector<double> seconds =
             time_cusolvermg_sgetrf(n, gpus, original.data(), work.data(), ipiv.data(), repeats);
         finish_measurement(m, n, seconds, check, work.data(), ipiv.data());
-    } catch (const BaselineUnsupported& error) {
-        m.status = RunStatus::unavailable;
-        m.note = error.what();
-    } catch (const std::exception& error) {
-        mark_failed(m, error.what());
-    }
+    });
 }
 
 std::string format_gflops(const Measurement& m) {
@@ -254,26 +273,8 @@ void print_progress(const SizeResult& r, bool show_cusolver, bool show_plan,
                       r.tandem.seconds / r.details.predicted_seconds);
         std::cout << line;
     }
-    if (ran(r.tandem) && r.details.cpu_panels > 0) {
-        // Whether the CPU panels kept their cores, over the timed runs.
-        char line[220];
-        std::snprintf(line, sizeof line,
-                      "  CPU panels of the timed runs: %d, %.3g ms factoring; %d with a thread on a "
-                      "core under 90%% of the time, %ld involuntary context switches\n",
-                      r.details.cpu_panels, 1e3 * r.details.cpu_panel_seconds,
-                      r.details.cpu_panels_short_of_cores, r.details.cpu_panel_switches);
-        std::cout << line;
-        if (r.details.cpu_panel_ratio_median == r.details.cpu_panel_ratio_median) {
-            std::snprintf(line, sizeof line,
-                          "  each against its shape factored alone: median %.2fx, worst %.2fx "
-                          "(%s), %d of %zu over %.1fx (%d of them short of cores)\n",
-                          r.details.cpu_panel_ratio_median, r.details.cpu_panel_ratio_worst,
-                          r.details.cpu_panel_worst_shape.c_str(),
-                          r.details.cpu_panels_over_alone_limit, r.details.cpu_panel_times.size(),
-                          kCpuPanelAloneLimit, r.details.cpu_panels_over_limit_short_of_cores);
-            std::cout << line;
-        }
-    }
+    if (ran(r.tandem) && !r.details.cpu_panel_times.empty())
+        print_cpu_panels(r.details.cpu_panel_times);
     std::cout << std::flush;
 }
 

@@ -40,6 +40,10 @@ struct CpuPanelTime {
     int threads = 0;
     double seconds = 0.0;  // the factorization's own (TimelineSpan::team_seconds)
     bool short_of_cores = false;  // a thread had under 90% of it on a core
+    long switches = 0;            // the team's involuntary context switches
+    // Its seconds over its shape's factored alone after the timed runs (same
+    // method, team and leading dimension; the median of 3).
+    double alone_ratio = not_measured;
 };
 
 // What tandem's Report said about its last timed run at this size.
@@ -56,24 +60,8 @@ struct TandemDetails {
     double panel_seconds = 0.0;
     double panel_hidden_seconds = 0.0;
     double predicted_seconds = 0.0;  // Report::predicted_seconds (0: no model planned the call)
-    // The timed runs' CPU panels with tandem's recursive panel (TimelineSpan's
-    // team fields): how many, their factorizations' seconds, how many of them
-    // had a thread with under 90% of their time on a core, and the teams'
-    // involuntary context switches over all of them.
-    int cpu_panels = 0;
-    double cpu_panel_seconds = 0.0;
-    int cpu_panels_short_of_cores = 0;
-    long cpu_panel_switches = 0;
-    // Every timed CPU panel, and each one's seconds over its shape's factored
-    // alone after the timed runs (same method, team and leading dimension; the
-    // median of 3): the median and worst ratio, the worst one's shape, how
-    // many exceed kCpuPanelAloneLimit, and how many of those were short of cores.
+    // Every CPU panel of the timed runs with tandem's recursive panel.
     std::vector<CpuPanelTime> cpu_panel_times;
-    double cpu_panel_ratio_median = not_measured;
-    double cpu_panel_ratio_worst = not_measured;
-    std::string cpu_panel_worst_shape;
-    int cpu_panels_over_alone_limit = 0;
-    int cpu_panels_over_limit_short_of_cores = 0;
 };
 
 // A CPU panel inside a factorization is counted as slow beyond this multiple

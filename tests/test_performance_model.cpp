@@ -171,7 +171,7 @@ TEST(PerformanceModel, SolveCrossoverWhereTheMeasuredSolvesMeet) {
 }
 
 // Several and many right-hand sides have tables and crossovers of their own,
-// which the one-column tables do not change; a count of right-hand sides takes
+// independent of the one-column tables; a count of right-hand sides takes
 // the tables of 1, 16 (2-63) or 256 (64 and more).
 TEST(PerformanceModel, SolveCrossoversOfSeveralAndManyRightHandSidesOnTheirOwnTables) {
     constexpr int kSeveral = PerformanceModel::kSeveralRhs, kMany = PerformanceModel::kManyRhs;
@@ -418,7 +418,7 @@ TEST(StepPlanner, CpuPanelsMustWinByTheMargin) {
 
 TEST(StepPlanner, StreamingKeepsTheHostForTheTransfers) {
     // CPU panels cheap enough to win every step; streamed, automatic placement
-    // still puts every panel on the device (the host moves the matrix), while
+    // puts every panel on the device (the host moves the matrix), while
     // a forced CPU placement is honoured.
     StepPlanRequest r;
     r.m = r.n = 16384;
@@ -559,9 +559,9 @@ TEST(ModelCache, WritesReadsAndReplacesACorruptFile) {
 
     std::ofstream(path, std::ios::trunc) << "tandem-performance-model 2\ncpu_panel garbage\n";
     detail::forget_machine_models();
-    const detail::ModelSource again =
+    const detail::ModelSource garbled =
         detail::machine_model(*device, PanelMethod::recursive, dir.string(), false, tiny_grid());
-    EXPECT_EQ(again.origin.rfind("calibrated", 0), 0u) << again.origin;
+    EXPECT_EQ(garbled.origin.rfind("calibrated", 0), 0u) << garbled.origin;
     // Whole files that tandem wrote: of another format, and of this format
     // but malformed. Each is recalibrated, and the call says which it was.
     const std::string current_text = first.model.serialize();
@@ -575,10 +575,10 @@ TEST(ModelCache, WritesReadsAndReplacesACorruptFile) {
         std::string error;
         ASSERT_TRUE(detail::write_cache_file(path, contents, error)) << error;
         detail::forget_machine_models();
-        const detail::ModelSource remeasured =
+        const detail::ModelSource recalibrated =
             detail::machine_model(*device, PanelMethod::recursive, dir.string(), false, tiny_grid());
-        EXPECT_EQ(remeasured.origin.rfind("calibrated", 0), 0u) << remeasured.origin;
-        EXPECT_NE(remeasured.origin.find(reason), std::string::npos) << remeasured.origin;
+        EXPECT_EQ(recalibrated.origin.rfind("calibrated", 0), 0u) << recalibrated.origin;
+        EXPECT_NE(recalibrated.origin.find(reason), std::string::npos) << recalibrated.origin;
     }
     std::string text, why;
     ASSERT_TRUE(detail::read_cache_file(path, 1 << 20, text, why)) << why;
@@ -590,7 +590,7 @@ TEST(ModelCache, WritesReadsAndReplacesACorruptFile) {
 // A cache file is read back only whole, only from a regular file (never
 // blocking on a FIFO), and writers racing on one path each leave a whole file.
 // A cache directory that cannot be written (a read-only home) gives way to a
-// private one under $TMPDIR, so that later processes still find the model.
+// private one under $TMPDIR, where later processes find the model too.
 TEST(CacheFile, UnwritableCacheDirectoryFallsBackToAPrivateTemporaryOne) {
     const std::filesystem::path base =
         std::filesystem::temp_directory_path() / ("tandem-unwritable-" + std::to_string(test_seed()));

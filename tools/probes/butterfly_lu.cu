@@ -65,14 +65,24 @@ __global__ void butterfly_both_sides(int64_t n, int64_t s, float* a, int64_t lda
     a[r1 + c1 * lda] = 0.5f * (t10 - t11) * v1;
 }
 
+// The rows this thread pairs in a butterfly of span s (r1 = r0 + s / 2) and
+// its column, or false where it has none (n / 2 pairs, k columns).
+__device__ bool butterfly_pair(int64_t n, int64_t k, int64_t s, int64_t& r0, int64_t& r1,
+                               int64_t& c) {
+    const int64_t h = s / 2;
+    const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+    c = blockIdx.y;
+    if (i >= n / 2 || c >= k) return false;
+    r0 = (i / h) * s + i % h;
+    r1 = r0 + h;
+    return true;
+}
+
 // X := B_u^T X (left) for X n x k column-major.
 __global__ void butterfly_left(int64_t n, int64_t k, int64_t s, float* x, int64_t ldx,
                                const float* u) {
-    const int64_t h = s / 2;
-    const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-    const int64_t c = blockIdx.y;
-    if (i >= n / 2 || c >= k) return;
-    const int64_t r0 = (i / h) * s + i % h, r1 = r0 + h;
+    int64_t r0, r1, c;
+    if (!butterfly_pair(n, k, s, r0, r1, c)) return;
     const float x0 = x[r0 + c * ldx], x1 = x[r1 + c * ldx];
     x[r0 + c * ldx] = float(M_SQRT1_2) * u[r0] * (x0 + x1);
     x[r1 + c * ldx] = float(M_SQRT1_2) * u[r1] * (x0 - x1);
@@ -81,11 +91,8 @@ __global__ void butterfly_left(int64_t n, int64_t k, int64_t s, float* x, int64_
 // Y := B_v Y for Y n x k column-major.
 __global__ void butterfly_apply(int64_t n, int64_t k, int64_t s, float* y, int64_t ldy,
                                 const float* v) {
-    const int64_t h = s / 2;
-    const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-    const int64_t c = blockIdx.y;
-    if (i >= n / 2 || c >= k) return;
-    const int64_t r0 = (i / h) * s + i % h, r1 = r0 + h;
+    int64_t r0, r1, c;
+    if (!butterfly_pair(n, k, s, r0, r1, c)) return;
     const float y0 = v[r0] * y[r0 + c * ldy], y1 = v[r1] * y[r1 + c * ldy];
     y[r0 + c * ldy] = float(M_SQRT1_2) * (y0 + y1);
     y[r1 + c * ldy] = float(M_SQRT1_2) * (y0 - y1);
