@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/kernel_shared_memory.hpp"
@@ -57,18 +58,73 @@ __device__ __forceinline__ void publish_slot(const float (&v)[S][W], int slot, i
     }
 }
 
+// publish_slot for a row whose update is not done yet: v holds slot 0 of
+// the next column already, the other slots before this column's update,
+// which out receives as the update will leave them (the same fmaf, so the
+// published row and the row its owner keeps agree to the bit).
+template <int S, int W, int s = 0>
+__device__ __forceinline__ void publish_updated_slot(const float (&v)[S][W], const float (&multiplier)[S],
+                                                     const float (&u)[W], int slot, int finished,
+                                                     float* out) {
+    if constexpr (s < S) {
+        if (slot == s) {
+            out[0] = v[s][0];
+#pragma unroll
+            for (int k = 1; k < W - 1; ++k) out[k] = k < finished ? fmaf(-multiplier[s], u[k + 1], v[s][k + 1]) : 0.0f;
+            out[W - 1] = 0.0f;  // finished <= W - 1: a column is always done
+        } else {
+            publish_updated_slot<S, W, s + 1>(v, multiplier, u, slot, finished, out);
+        }
+    }
+}
+
+// A block's barrier split in two (an mbarrier in shared memory): arrive
+// returns at once, wait blocks until every thread of the block has arrived
+// at the phase of `token`. Release and acquire at the block's scope, as
+// __syncthreads orders shared memory.
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void init_split_barrier(uint64_t* barrier, unsigned threads) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(barrier)), "r"(threads)
+                 : "memory");
+}
+__device__ __forceinline__ uint64_t arrive_split_barrier(uint64_t* barrier) {
+    uint64_t token;
+    asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];"
+                 : "=l"(token)
+                 : "r"(shared_address(barrier))
+                 : "memory");
+    return token;
+}
+__device__ __forceinline__ void wait_split_barrier(uint64_t* barrier, uint64_t token) {
+    asm volatile(
+        "{\n\t.reg .pred done;\n"
+        "waiting:\n\t"
+        "mbarrier.try_wait.shared::cta.b64 done, [%0], %1;\n\t"
+        "@!done bra waiting;\n}" ::"r"(shared_address(barrier)),
+        "l"(token)
+        : "memory");
+}
+
 // One thread block factors the whole leaf. Thread t holds rows t, t + T, ...,
 // t + (S-1) T in registers (W floats each) with their logical positions. Per
-// column j, with one block barrier:
-//   1. each thread picks its best active row (logical >= j), two warp
-//      reductions pick the warp's, whose owner publishes its magnitude,
-//      logical row and the row itself in shared memory (double-buffered by
-//      column parity, so that the next column's publishing cannot overwrite
-//      what a slower warp still reads);
-//   2. barrier; every thread reduces the published candidates itself, so all
-//      threads know the pivot and read its row from shared memory;
+// column j:
+//   1. each thread picks its best active row (logical >= j; a tree over its
+//      slots), two warp reductions pick the warp's, whose owner publishes its
+//      magnitude, logical row and the row itself in shared memory
+//      (double-buffered by column parity, so that the next column's
+//      publishing cannot overwrite what a slower warp still reads);
+//   2. a barrier; every thread reduces the published candidates itself, so
+//      all threads know the pivot and read its row from shared memory;
 //   3. the pivot row takes logical position j, the row at j takes the pivot's
 //      old position, and every other active row is scaled and updated.
+// The barrier of step 2 is split in two: a thread arrives as soon as its warp
+// has published the next column's candidate (the candidate row as the update
+// will leave it), then updates the rest of its rows, and only then waits; so
+// the bulk of the update runs while the slower warps (and, in a cluster, the
+// other blocks) publish, off the chain of columns (one block: an mbarrier;
+// 3-6% off the leaves of 2048 rows and more, docs/PERFORMANCE.md).
 // Rows never move in memory until the end, where the caller's moves list
 // records the net permutation.
 // Column-major storage (the caller's matrix of sgetrf_gpu) differs only in
@@ -76,15 +132,17 @@ __device__ __forceinline__ void publish_slot(const float (&v)[S][W], int slot, i
 //
 // kCluster: a leaf too tall for one block's registers is held by a thread
 // block cluster (Hopper) of gridDim.x blocks, block b holding rows
-// b*S*T .. (b+1)*S*T-1 the same way. Each warp then pushes its candidate
-// into an inbox in EVERY block's shared memory (distributed shared memory:
-// remote stores, which do not stall the warp as remote loads would), the
-// barrier of step 2 is the cluster's, and each warp reduces the candidates
-// of its own inbox (a lane a candidate) and reads the pivot row there.
-// Pulling the candidates and the row from the other blocks instead cost 5 us
-// a column at 16 blocks (docs/PERFORMANCE.md). Block 0 alone writes ipiv,
-// info and the moves' count.
-template <int W, int S, int T, bool kColumnMajor, bool kCluster>
+// b*S*T .. (b+1)*S*T-1 the same way. Candidates are pushed into an inbox in
+// EVERY block's shared memory (distributed shared memory: remote stores,
+// which do not stall the warp as remote loads would), the barrier of step 2
+// is the cluster's, and each warp reduces the candidates of its own inbox (a
+// lane a candidate) and reads the pivot row there. Pulling the candidates and
+// the row from the other blocks instead cost 5 us a column at 16 blocks
+// (docs/PERFORMANCE.md). Each warp pushes its own candidate, or, with
+// kBlockFirst, the block first picks its winner among its warps' (one more
+// block barrier) and one warp pushes that: an eighth of the remote stores.
+// Block 0 alone writes ipiv, info and the moves' count.
+template <int W, int S, int T, bool kColumnMajor, bool kCluster, bool kBlockFirst>
 __global__ void __launch_bounds__(T, 1)
     factor_leaf_kernel(float* __restrict__ a, int64_t ld, int rows, int width,
                        int* __restrict__ ipiv, int pivot_base, int* __restrict__ info,
@@ -96,8 +154,11 @@ __global__ void __launch_bounds__(T, 1)
     __shared__ __align__(16) int published_row[2][kWarps];
     __shared__ __align__(16) float published_values[2][kWarps][W];
     __shared__ int move_count;
-    // The cluster's candidates, entry b * kWarps + w from block b's warp w.
-    constexpr int kInbox = kCluster ? kMaxClusterBlocks * kWarps : 1;
+    __shared__ uint64_t column_barrier;  // one block's split barrier
+    // The cluster's candidates: entry b * kSenders + w from block b's warp w
+    // (kBlockFirst: entry b, block b's winner).
+    constexpr int kSenders = kBlockFirst ? 1 : kWarps;
+    constexpr int kInbox = kCluster ? kMaxClusterBlocks * kSenders : 1;
     __shared__ __align__(16) unsigned inbox_key[2][kInbox];
     __shared__ __align__(16) int inbox_row[2][kInbox];
     __shared__ __align__(16) float inbox_values[2][kInbox][W];
@@ -112,7 +173,18 @@ __global__ void __launch_bounds__(T, 1)
         if constexpr (kCluster) cg::this_cluster().sync();
         else __syncthreads();
     };
+    // The column barrier, split (see above).
+    uint64_t arrival = 0;  // one block: the phase this thread arrived at last
+    auto arrive = [&] {
+        if constexpr (kCluster) __cluster_barrier_arrive();
+        else arrival = arrive_split_barrier(&column_barrier);
+    };
+    auto wait = [&] {
+        if constexpr (kCluster) __cluster_barrier_wait();
+        else wait_split_barrier(&column_barrier, arrival);
+    };
     if (t == 0) move_count = 0;
+    if (!kCluster && t == 0) init_split_barrier(&column_barrier, T);
     cudaGridDependencySynchronize();  // the work before on the stream (see programmatic_launch)
     // Finite contents from the start: a column without a candidate (all NaN)
     // reads a stale row here and multiplies it by zero (see the update). The
@@ -151,60 +223,87 @@ __global__ void __launch_bounds__(T, 1)
     // to slot W-1), so the loop body indexes registers at compile time and
     // after W columns each value is back in its own slot.
     //
-    // The loop is software-pipelined: each column first updates slot 0 (the
-    // next column), picks and reduces the warp's candidate for the next
-    // column, and only then updates the rest of the row while those
-    // reductions are in flight. Measured, that gained nothing by itself: a
-    // column costs some 740 instructions a warp, of which the update is S * W
-    // FFMA (docs/PERFORMANCE.md), so instructions, not latencies, set the pace.
+    // Each column first updates slot 0 (the next column), picks and publishes
+    // the next candidate, arrives, and only then updates the rest of the row.
     int best_slot = -1;     // this thread's candidate for the current column
     int best_row = kNoRow;
     unsigned warp_key = 0;  // the warp's candidate
     int warp_row = kNoRow;
     auto pick_candidate = [&](int j) {
-        float best = -1.0f;  // below every magnitude, so NaN rows never win
-        best_row = kNoRow, best_slot = -1;
+        // A tree over the slots (depth log2 S, not a chain of S): the order
+        // is total, so any tree picks the first maximum.
+        float m[S];
+        int r[S], slot[S];
 #pragma unroll
-        for (int s = 0; s < S; ++s)
-            if (logical[s] >= j && logical[s] != kNoRow) {
-                const float m = fabsf(v[s][0]);
-                if (wins(m, logical[s], best, best_row)) best = m, best_row = logical[s], best_slot = s;
-            }
-        warp_winner(best_row == kNoRow ? 0u : magnitude_key(best), best_row, warp_key, warp_row);
+        for (int s = 0; s < S; ++s) {
+            const float magnitude = fabsf(v[s][0]);
+            // -1: below every magnitude, so rows done, past the end or NaN never win
+            const bool active = logical[s] >= j && logical[s] != kNoRow && magnitude >= 0.0f;
+            m[s] = active ? magnitude : -1.0f, r[s] = logical[s], slot[s] = s;
+        }
+#pragma unroll
+        for (int stride = 1; stride < S; stride *= 2)
+#pragma unroll
+            for (int s = 0; s + stride < S; s += 2 * stride)
+                if (wins(m[s + stride], r[s + stride], m[s], r[s]))
+                    m[s] = m[s + stride], r[s] = r[s + stride], slot[s] = slot[s + stride];
+        const bool found = m[0] >= 0.0f;
+        best_row = found ? r[0] : kNoRow, best_slot = found ? slot[0] : -1;
+        warp_winner(found ? magnitude_key(m[0]) : 0u, best_row, warp_key, warp_row);
     };
-    auto publish_candidate = [&](int j) {
+    // Lanes < W push `value` (lane 0 also the key and row) into inbox entry
+    // `entry` of every block of the cluster.
+    auto push = [&](int parity, int entry, float value, unsigned key, int row) {
+        const cg::cluster_group cluster = cg::this_cluster();
+        for (int b = 0; b < blocks; ++b) {
+            const unsigned rank = static_cast<unsigned>(b);
+            if (lane < W) *cluster.map_shared_rank(&inbox_values[parity][entry][lane], rank) = value;
+            if (lane == 0) {
+                *cluster.map_shared_rank(&inbox_key[parity][entry], rank) = key;
+                *cluster.map_shared_rank(&inbox_row[parity][entry], rank) = row;
+            }
+        }
+    };
+    // write_row(out): the candidate's row into out, by the thread that holds it.
+    auto publish_candidate = [&](int j, auto write_row) {
         const int parity = j % 2;
         if (warp_row != kNoRow && best_row == warp_row)  // this thread holds the warp's candidate
-            publish_slot<S, W>(v, best_slot, W - j, published_values[parity][warp]);
-        if constexpr (kCluster) {
-            // Lane k pushes the row's value k to every block of the cluster.
-            const cg::cluster_group cluster = cg::this_cluster();
+            write_row(published_values[parity][warp]);
+        if (kCluster && !kBlockFirst) {
             __syncwarp();
-            const float value = lane < W ? published_values[parity][warp][lane] : 0.0f;
-            const int entry = block * kWarps + warp;
-            for (int b = 0; b < blocks; ++b) {
-                const unsigned rank = static_cast<unsigned>(b);
-                if (lane < W) *cluster.map_shared_rank(&inbox_values[parity][entry][lane], rank) = value;
-                if (lane == 0) {
-                    *cluster.map_shared_rank(&inbox_key[parity][entry], rank) = warp_key;
-                    *cluster.map_shared_rank(&inbox_row[parity][entry], rank) = warp_row;
-                }
-            }
-        } else if (lane == 0) {
+            push(parity, block * kWarps + warp, lane < W ? published_values[parity][warp][lane] : 0.0f,
+                 warp_key, warp_row);
+            return;
+        }
+        if (lane == 0) {
             published_key[parity][warp] = warp_key;
             published_row[parity][warp] = warp_row;
+        }
+        if constexpr (kCluster && kBlockFirst) {
+            __syncthreads();
+            if (warp == 0) {  // the block's winner: lane w reads warp w's candidate
+                const unsigned key = lane < kWarps ? published_key[parity][lane] : 0u;
+                const int row = lane < kWarps ? published_row[parity][lane] : kNoRow;
+                unsigned block_key;
+                int block_row;
+                warp_winner(key, row, block_key, block_row);
+                const unsigned holder = __ballot_sync(0xffffffffu, key != 0 && key == block_key && row == block_row);
+                const int from = holder != 0 ? __ffs(holder) - 1 : 0;
+                push(parity, block, lane < W ? published_values[parity][from][lane] : 0.0f, block_key, block_row);
+            }
         }
     };
     if (width > 0) {
         pick_candidate(0);
-        publish_candidate(0);
+        publish_candidate(0, [&](float* out) { publish_slot<S, W>(v, best_slot, W, out); });
+        arrive();
     }
 
     int first_zero = 0;  // thread 0: 1-based column of the first zero pivot
 #pragma unroll 1
     for (int j = 0; j < width; ++j) {
         const int parity = j % 2;
-        barrier();
+        wait();
 
         unsigned pivot_key = 0;
         int pivot = kNoRow;
@@ -214,7 +313,7 @@ __global__ void __launch_bounds__(T, 1)
             // lane that read the winner names its entry.
             unsigned key = 0;
             int row = kNoRow, where = 0;
-            for (int e = lane; e < blocks * kWarps; e += 32) {
+            for (int e = lane; e < blocks * kSenders; e += 32) {
                 const unsigned k = inbox_key[parity][e];
                 const int r = inbox_row[parity][e];
                 if (k > key || (k == key && k != 0 && r < row)) key = k, row = r, where = e;
@@ -225,16 +324,22 @@ __global__ void __launch_bounds__(T, 1)
             pivot_values = inbox_values[parity][where];
         } else {
             // Every thread reduces the warps' candidates itself, from shared
-            // memory (broadcast reads): no cross-lane round trips.
-            int pivot_warp = 0;
+            // memory (broadcast reads): no cross-lane round trips; a tree.
+            unsigned key[kWarps];
+            int row[kWarps], from[kWarps];
 #pragma unroll
-            for (int w = 0; w < kWarps; ++w) {
-                const unsigned key = published_key[parity][w];
-                const int row = published_row[parity][w];
-                if (key > pivot_key || (key == pivot_key && key != 0 && row < pivot))
-                    pivot_key = key, pivot = row, pivot_warp = w;
-            }
-            pivot_values = published_values[parity][pivot_warp];
+            for (int w = 0; w < kWarps; ++w)
+                key[w] = published_key[parity][w], row[w] = published_row[parity][w], from[w] = w;
+#pragma unroll
+            for (int stride = 1; stride < kWarps; stride *= 2)
+#pragma unroll
+                for (int w = 0; w + stride < kWarps; w += 2 * stride) {
+                    const int o = w + stride;
+                    if (key[o] > key[w] || (key[o] == key[w] && key[o] != 0 && row[o] < row[w]))
+                        key[w] = key[o], row[w] = row[o], from[w] = from[o];
+                }
+            if (key[0] != 0) pivot_key = key[0], pivot = row[0];
+            pivot_values = published_values[parity][from[0]];
         }
         // Every candidate NaN: no row qualifies. The row at j stays; the
         // column's NaNs spread through the update as they would in LAPACK.
@@ -261,10 +366,19 @@ __global__ void __launch_bounds__(T, 1)
 
         // LAPACK's sgetrf2 on one column: multiply by the reciprocal unless
         // the pivot is below the safe minimum (then divide); a zero pivot
-        // leaves the column (all zeros) as it is. Rows already pivoted (and
-        // slots past the last row) only rotate.
+        // leaves the column (all zeros) as it is. The branch is the whole
+        // block's alike. Rows already pivoted (and slots past the last row)
+        // only rotate.
         const bool divide = !(fabsf(pivot_value) >= FLT_MIN);
-        const float reciprocal = 1.0f / pivot_value;
+        float quotient[S];
+        if (divide) {
+#pragma unroll
+            for (int s = 0; s < S; ++s) quotient[s] = pivot_value != 0.0f ? v[s][0] / pivot_value : v[s][0];
+        } else {
+            const float reciprocal = 1.0f / pivot_value;
+#pragma unroll
+            for (int s = 0; s < S; ++s) quotient[s] = v[s][0] * reciprocal;
+        }
         // Branch-free: a row that is not updated (pivoted already, or past
         // the last row) takes the multiplier 0 and rotates unchanged, since
         // x - 0 * u = x for the finite pivot row; branches here diverged in
@@ -273,23 +387,24 @@ __global__ void __launch_bounds__(T, 1)
         float multiplier[S], finished[S];
 #pragma unroll
         for (int s = 0; s < S; ++s) {  // slot 0 first: the next column
-            const float head = v[s][0];
             const bool updated = logical[s] > j && logical[s] != kNoRow;
-            float l = head;
-            if (pivot_value != 0.0f) l = divide ? l / pivot_value : l * reciprocal;
-            multiplier[s] = updated ? l : 0.0f;
-            finished[s] = updated ? l : head;
+            multiplier[s] = updated ? quotient[s] : 0.0f;
+            finished[s] = updated ? quotient[s] : v[s][0];
             v[s][0] = fmaf(-multiplier[s], u[1], v[s][1]);
         }
-        const bool more = j + 1 < width;
-        if (more) pick_candidate(j + 1);
+        if (j + 1 < width) {
+            pick_candidate(j + 1);
+            publish_candidate(j + 1, [&](float* out) {
+                publish_updated_slot<S, W>(v, multiplier, u, best_slot, W - j - 1, out);
+            });
+            arrive();
+        }
 #pragma unroll
         for (int s = 0; s < S; ++s) {
 #pragma unroll
             for (int k = 2; k < W; ++k) v[s][k - 1] = fmaf(-multiplier[s], u[k], v[s][k]);
             v[s][W - 1] = finished[s];
         }
-        if (more) publish_candidate(j + 1);
     }
     // Block 0's count of the moves; the cluster's blocks add to it in place.
     int* const move_counter = kCluster ? cg::this_cluster().map_shared_rank(&move_count, 0u) : &move_count;
@@ -454,14 +569,26 @@ void allow_large_clusters(Kernel kernel) {
     TANDEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
 }
 // Every clustered leaf kernel launch_leaf may launch, in both layouts.
+template <bool kBlockFirst>
 void allow_large_leaf_clusters() {
-    allow_large_clusters(factor_leaf_kernel<32, 4, kLeafThreads, true, true>);
-    allow_large_clusters(factor_leaf_kernel<32, 4, kLeafThreads, false, true>);
-    allow_large_clusters(factor_leaf_kernel<16, 8, kLeafThreads, true, true>);
-    allow_large_clusters(factor_leaf_kernel<16, 8, kLeafThreads, false, true>);
-    allow_large_clusters(factor_leaf_kernel<8, 16, kLeafThreads, true, true>);
-    allow_large_clusters(factor_leaf_kernel<8, 16, kLeafThreads, false, true>);
+    allow_large_clusters(factor_leaf_kernel<32, 4, kLeafThreads, true, true, kBlockFirst>);
+    allow_large_clusters(factor_leaf_kernel<32, 4, kLeafThreads, false, true, kBlockFirst>);
+    allow_large_clusters(factor_leaf_kernel<16, 8, kLeafThreads, true, true, kBlockFirst>);
+    allow_large_clusters(factor_leaf_kernel<16, 8, kLeafThreads, false, true, kBlockFirst>);
+    allow_large_clusters(factor_leaf_kernel<8, 16, kLeafThreads, true, true, kBlockFirst>);
+    allow_large_clusters(factor_leaf_kernel<8, 16, kLeafThreads, false, true, kBlockFirst>);
 }
+void allow_large_leaf_clusters() {
+    allow_large_leaf_clusters<false>();
+    allow_large_leaf_clusters<true>();
+}
+
+// Clusters of more blocks than this pick each block's winner first. With
+// 9-16 blocks the fewer remote stores win (16384 x 32: 2.17 against 2.68 us a
+// column; 32768 x 16: 2.64 against 3.00); with 2-8, the extra block barrier
+// costs more than they save (8192 x 16 on 4 blocks: 2.42 against 2.06;
+// 16384 x 16 on 8: 2.33 against 2.24; H200, 2026-11-27).
+constexpr int kBlockFirstAbove = 8;
 
 template <int W, int S, bool kCluster>
 void launch_leaf(int blocks, float* a, int64_t ld, bool column_major, int rows, int width, int* ipiv,
@@ -471,8 +598,13 @@ void launch_leaf(int blocks, float* a, int64_t ld, bool column_major, int rows, 
                              reinterpret_cast<uintptr_t>(a) % (4 * sizeof(float)) == 0;
     cudaLaunchAttribute attributes[2];
     cudaLaunchConfig_t config = programmatic_launch(dim3(kLeafThreads), stream, attributes[0]);
-    auto kernel = column_major ? factor_leaf_kernel<W, S, kLeafThreads, true, kCluster>
-                               : factor_leaf_kernel<W, S, kLeafThreads, false, kCluster>;
+    auto pick = [&](auto layout) {
+        constexpr bool kColumnMajor = decltype(layout)::value;
+        if constexpr (kCluster)
+            if (blocks > kBlockFirstAbove) return factor_leaf_kernel<W, S, kLeafThreads, kColumnMajor, true, true>;
+        return factor_leaf_kernel<W, S, kLeafThreads, kColumnMajor, kCluster, false>;
+    };
+    auto kernel = column_major ? pick(std::true_type{}) : pick(std::false_type{});
     if constexpr (kCluster) {
         config.gridDim = dim3(static_cast<unsigned>(blocks));
         attributes[1] = cluster_dimension(blocks);
@@ -499,7 +631,7 @@ int max_cluster_blocks() {
     if (device < kMaxDevices && known[device].load() != 0 && known_in[device].load() == generation)
         return known[device].load();
     allow_large_leaf_clusters();
-    auto kernel = factor_leaf_kernel<32, 4, kLeafThreads, true, true>;
+    auto kernel = factor_leaf_kernel<32, 4, kLeafThreads, true, true, false>;
     int blocks = 1;
     for (int size = kMaxClusterBlocks; size >= 2 && blocks == 1; size /= 2) {
         cudaLaunchAttribute cluster = cluster_dimension(size);
@@ -532,6 +664,7 @@ int single_block_leaf_width(int64_t rows) {
 }  // namespace
 
 void set_leaf_cluster_limit(int blocks) { leaf_cluster_limit.store(blocks); }
+
 
 LeafClusterCap::LeafClusterCap(int blocks) : previous_(leaf_cluster_cap) {
     leaf_cluster_cap = std::min(previous_, blocks);
