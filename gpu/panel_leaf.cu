@@ -123,8 +123,9 @@ __device__ __forceinline__ void wait_split_barrier(uint64_t* barrier, uint64_t t
 // has published the next column's candidate (the candidate row as the update
 // will leave it), then updates the rest of its rows, and only then waits; so
 // the bulk of the update runs while the slower warps (and, in a cluster, the
-// other blocks) publish, off the chain of columns (one block: an mbarrier;
-// 3-6% off the leaves of 2048 rows and more, docs/PERFORMANCE.md).
+// other blocks) publish, off the chain of columns (one block: an mbarrier).
+// With the trees below, that took 8-12% off the clustered leaves and left
+// the one-block leaves as they were (docs/ALGORITHM.md).
 // Rows never move in memory until the end, where the caller's moves list
 // records the net permutation.
 // Column-major storage (the caller's matrix of sgetrf_gpu) differs only in
@@ -674,14 +675,17 @@ LeafClusterCap::~LeafClusterCap() { leaf_cluster_cap = previous_; }
 
 // One block up to 2048 rows: 16 columns of 2048 rows cost 1.72 us a column
 // there, 32 columns in a cluster of two blocks 1.92 (the H200, 2026-11-22,
-// tandem-device-panel-parts). Beyond, 32-column leaves on clusters
-// of up to the largest size (16 blocks: 16384 rows), then the narrower leaves.
-// Up to 16384 rows the 32-column leaf is slower alone than the 16-column one
-// on 8 blocks (2.97 against 2.54 us a column) but halves the leaves and
-// recursion nodes of a panel; beside the trailing update, where each kernel
-// of the panel waits for SMs, that won: the LU at n = 16384 ran 0.105-0.106 s
-// against 0.107-0.109 s, and at 32768 0.561-0.572 against 0.567-0.605, in
-// three alternating pairs of one call on an H200 (2026-11-22).
+// tandem-device-panel-parts; 1.62-1.68 against 1.69 with the split barrier,
+// 2026-11-27, where the whole panels were not compared). Beyond, 32-column
+// leaves on clusters of up to the largest size (16 blocks: 16384 rows), then
+// the narrower leaves. Up to 16384 rows the 32-column leaf was slower alone
+// than the 16-column one on 8 blocks (2.97 against 2.54 us a column; 2.17
+// against 2.24 since blocks of a cluster of more than 8 pick their winner
+// first) but halves the leaves and recursion nodes of a panel; beside the
+// trailing update, where each kernel of the panel waits for SMs, that won:
+// the LU at n = 16384 ran 0.105-0.106 s against 0.107-0.109 s, and at 32768
+// 0.561-0.572 against 0.567-0.605, in three alternating pairs of one call on
+// an H200 (2026-11-22).
 int leaf_width_for(int64_t rows) {
     const int limit = std::min(leaf_cluster_limit.load(), leaf_cluster_cap);
     if (rows <= rows_per_block(16) || limit <= 1) return single_block_leaf_width(rows);
