@@ -676,7 +676,8 @@ LeafClusterCap::~LeafClusterCap() { leaf_cluster_cap = previous_; }
 // One block up to 2048 rows: 16 columns of 2048 rows cost 1.72 us a column
 // there, 32 columns in a cluster of two blocks 1.92 (the H200, 2026-11-22,
 // tandem-device-panel-parts; 1.62-1.68 against 1.69 with the split barrier,
-// 2026-11-27, where the whole panels were not compared). Beyond, 32-column
+// 2026-11-27, and whole panels from 1536^2 to 4096^2 within 3%, none faster
+// with the two-block leaves). Beyond, 32-column
 // leaves on clusters of up to the largest size (16 blocks: 16384 rows), then
 // the narrower leaves. Up to 16384 rows the 32-column leaf was slower alone
 // than the 16-column one on 8 blocks (2.97 against 2.54 us a column; 2.17
