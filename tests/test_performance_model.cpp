@@ -123,7 +123,7 @@ TEST(PerformanceModel, CpuCrossoverWhereTheMeasuredCallsMeet) {
     for (WholeTiming& t : cpu_everywhere.device_calls) t.seconds = 1.0;
     EXPECT_EQ(cpu_everywhere.cpu_crossover_n(), 257);  // 256 itself on the CPU
 
-    PerformanceModel repeated = m;  // a size measured twice counts once
+    PerformanceModel repeated = m;  // a size measured twice counts as one sample
     repeated.cpu_calls.push_back({64, 1e-6 * std::pow(4.0, 3.0)});
     repeated.device_calls.push_back({64, 1e-4});
     EXPECT_EQ(repeated.cpu_crossover_n(), m.cpu_crossover_n());
@@ -369,7 +369,7 @@ TEST(StepPlanner, SlowCpuPanelsGoToTheDeviceAndFastOnesStayOnTheCpu) {
 
 TEST(StepPlanner, TallPanelsOnTheDeviceShortOnesOnTheCpu) {
     // CPU panels cost in proportion to their height, device panels do not:
-    // the plan must switch from device to CPU once, and never back.
+    // the plan switches from device to CPU at one step and never switches back.
     StepPlanRequest r;
     r.m = r.n = 32768;
     r.block_size = 256;
@@ -563,7 +563,7 @@ TEST(ModelCache, WritesReadsAndReplacesACorruptFile) {
         detail::machine_model(*device, PanelMethod::recursive, dir.string(), false, tiny_grid());
     EXPECT_EQ(garbled.origin.rfind("calibrated", 0), 0u) << garbled.origin;
     // Whole files that tandem wrote: of another format, and of this format
-    // but malformed. Each is recalibrated, and the call says which it was.
+    // but malformed. Each is recalibrated, and the call names the reason.
     const std::string current_text = first.model.serialize();
     const std::string current_header = current_text.substr(0, current_text.find('\n') + 1);
     for (const auto& [contents, reason] :
@@ -590,7 +590,7 @@ TEST(ModelCache, WritesReadsAndReplacesACorruptFile) {
 // A cache file is read back only whole, only from a regular file (never
 // blocking on a FIFO), and writers racing on one path each leave a whole file.
 // A cache directory that cannot be written (a read-only home) gives way to a
-// private one under $TMPDIR, where later processes find the model too.
+// private one under $TMPDIR, where every process of the user finds the model.
 TEST(CacheFile, UnwritableCacheDirectoryFallsBackToAPrivateTemporaryOne) {
     const std::filesystem::path base =
         std::filesystem::temp_directory_path() / ("tandem-unwritable-" + std::to_string(test_seed()));
@@ -635,7 +635,7 @@ TEST(CacheFile, RejectsCutShortAndNonRegularFilesAndSurvivesRacingWriters) {
     }
     EXPECT_FALSE(detail::read_cache_file((dir / "missing.txt").string(), 1024, text, why));
 
-    // A FIFO at the path: refused at once (a blocking open would hang here).
+    // A FIFO at the path: refused without waiting (a blocking open would hang here).
     const std::string fifo = (dir / "fifo.txt").string();
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
     EXPECT_FALSE(detail::read_cache_file(fifo, 1024, text, why));
