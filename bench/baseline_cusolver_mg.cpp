@@ -10,8 +10,8 @@
 #if defined(TANDEM_HAVE_CUDA) && defined(TANDEM_HAVE_CUSOLVERMG)
 #include <cusolverMg.h>
 
-// CUDA 13 marks cusolverMg deprecated; it still ships, and it is the several-GPU
-// library tandem is measured against.
+// CUDA 13 marks cusolverMg deprecated; it ships with the toolkit, and it is the
+// several-GPU library tandem is measured against.
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 #include "bench/cuda_resources.hpp"

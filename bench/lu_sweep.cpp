@@ -1,6 +1,7 @@
 #include "bench/lu_sweep.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -49,7 +50,7 @@ void mark_failed(Measurement& m, const std::string& what) {
 void add_cpu_panel_teams(const tandem::Report& report, TandemDetails& d) {
     for (const tandem::TimelineSpan& span : report.timeline) {
         if (span.team_threads <= 0) continue;
-        const bool short_of_cores = span.least_thread_cpu_seconds < 0.9 * span.team_seconds;
+        const bool short_of_cores = span.least_thread_cpu_seconds < kShortOfCoresShare * span.team_seconds;
         d.cpu_panel_times.push_back({span.panel_rows, span.panel_columns, span.team_threads,
                                      span.team_seconds, short_of_cores, span.involuntary_switches});
     }
@@ -100,7 +101,7 @@ void print_cpu_panels(const std::vector<CpuPanelTime>& panels) {
         seconds += p.seconds;
         short_of_cores += p.short_of_cores;
         switches += p.switches;
-        if (!(p.alone_ratio == p.alone_ratio)) continue;  // not compared
+        if (std::isnan(p.alone_ratio)) continue;  // not compared
         ratios.push_back(p.alone_ratio);
         over += p.alone_ratio > kCpuPanelAloneLimit;
         over_short += p.alone_ratio > kCpuPanelAloneLimit && p.short_of_cores;
@@ -109,8 +110,8 @@ void print_cpu_panels(const std::vector<CpuPanelTime>& panels) {
     char line[220];
     std::snprintf(line, sizeof line,
                   "  CPU panels of the timed runs: %zu, %.3g ms factoring; %d with a thread on a "
-                  "core under 90%% of the time, %ld involuntary context switches\n",
-                  panels.size(), 1e3 * seconds, short_of_cores, switches);
+                  "core under %.0f%% of the time, %ld involuntary context switches\n",
+                  panels.size(), 1e3 * seconds, short_of_cores, 100 * kShortOfCoresShare, switches);
     std::cout << line;
     if (worst == nullptr) return;
     std::snprintf(line, sizeof line,
@@ -257,7 +258,7 @@ void print_progress(const SizeResult& r, bool show_cusolver, bool show_plan,
     }
     std::cout << " | LAPACK " << (r.lapack.status == RunStatus::skipped ? r.lapack.note : format_gflops(r.lapack));
     if (show_cusolver) std::cout << " | cuSOLVER " << format_gflops(r.cusolver);
-    if (r.cusolver_mg.status != RunStatus::unavailable || !r.cusolver_mg.note.empty())
+    if (cusolver_mg_asked(r))
         std::cout << " | cusolverMg "
                   << (r.cusolver_mg.status == RunStatus::unavailable ? r.cusolver_mg.note
                                                                      : format_gflops(r.cusolver_mg));
@@ -361,7 +362,7 @@ int run_lu_mode(const std::vector<std::string>& raw_args, const std::string& com
             }
             measure_lapack(n, original, work, ipiv, args.repeats, args.cpu_max_n, check, result.lapack);
             measure_cusolver(n, original, work, ipiv, args.repeats, cusolver_note, check, result.cusolver);
-            if (args.backend_text != "host" && args.backend_text != "cpu")
+            if (args.options.backend != tandem::Backend::host && args.options.backend != tandem::Backend::cpu)
                 measure_cusolver_mg(n, original, work, ipiv, args.options.num_devices, args.repeats,
                                     cusolver_note, check, result.cusolver_mg);
         } catch (const std::bad_alloc&) {

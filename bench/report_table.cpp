@@ -38,11 +38,9 @@ std::string status_text(const Measurement& m) {
     return m.status == RunStatus::ran ? "ran" : m.note.empty() ? "not run" : m.note;
 }
 
-// Whether cusolverMg was asked for (--gpus G >= 2 on a GPU backend).
+// Whether any size asked for cusolverMg.
 bool shows_cusolver_mg(const std::vector<SizeResult>& results) {
-    return std::any_of(results.begin(), results.end(), [](const SizeResult& r) {
-        return r.cusolver_mg.status != RunStatus::unavailable || !r.cusolver_mg.note.empty();
-    });
+    return std::any_of(results.begin(), results.end(), cusolver_mg_asked);
 }
 
 }  // namespace

@@ -33,13 +33,17 @@ struct Measurement {
     double gflops_with_transfer = not_measured;
 };
 
+// A CPU panel's team was short of cores when one of its threads ran on a core
+// for less than this share of the panel's time.
+constexpr double kShortOfCoresShare = 0.9;
+
 // One timed CPU panel of tandem's recursive panel (TimelineSpan's panel fields).
 struct CpuPanelTime {
     long long rows = 0;
     int columns = 0;
     int threads = 0;
     double seconds = 0.0;  // the factorization's own (TimelineSpan::team_seconds)
-    bool short_of_cores = false;  // a thread had under 90% of it on a core
+    bool short_of_cores = false;  // a thread had under kShortOfCoresShare of it on a core
     long switches = 0;            // the team's involuntary context switches
     // Its seconds over its shape's factored alone after the timed runs (same
     // method, team and leading dimension; the median of 3).
@@ -78,6 +82,12 @@ struct SizeResult {
 };
 
 inline bool ran(const Measurement& m) { return m.status == RunStatus::ran; }
+
+// Whether cusolverMg was asked for (--gpus G >= 2 on a GPU backend): timed,
+// failed, or unavailable with the reason.
+inline bool cusolver_mg_asked(const SizeResult& r) {
+    return r.cusolver_mg.status != RunStatus::unavailable || !r.cusolver_mg.note.empty();
+}
 
 // A residual that is NaN counts as too large: the factors are not trustworthy.
 inline bool residual_too_large(const Measurement& m) {

@@ -267,7 +267,7 @@ int CudaDevice::factor_host_overlapped(int64_t m, int64_t n, const std::vector<i
         // What the returning rows' spans need, made while A is still untouched:
         // from here on only a CUDA error may interrupt the copies into A.
         queued.reserve(queued.size() + final_rows.size());
-        span_event(stamps + 2 * final_rows.size());
+        span_event(stamps + 2 * final_rows.size() - 1);  // the last the downloads stamp
     } catch (...) {
         // A untouched; no queued copy may read it, or write the buffers, after this returns.
         (void)cudaStreamSynchronize(c);

@@ -40,6 +40,10 @@ void BlockingPlan::set_panel_sites(std::vector<PanelSite> sites) {
     sites_ = std::move(sites);
 }
 
+bool has_cpu_panels(const std::vector<PanelSite>& sites) {
+    return std::find(sites.begin(), sites.end(), PanelSite::cpu) != sites.end();
+}
+
 int64_t BlockingPlan::device_panels() const {
     return std::count(sites_.begin(), sites_.end(), PanelSite::device);
 }

@@ -59,6 +59,7 @@ public:
     bool panel_on_device(int64_t k) const { return panel_site(k) == PanelSite::device; }
     void set_panel_sites(std::vector<PanelSite> sites);  // one per step
     int64_t device_panels() const;
+    bool has_cpu_panels() const { return device_panels() < steps_; }
 
     // One line per step: "step k: cols [a, b) width w on device d, panel on cpu".
     std::string describe() const;
@@ -73,6 +74,15 @@ private:
 
     void finish();  // steps_ and max_width_ from begin_
 };
+
+// Whether some step of `sites` factors its panel on the CPU.
+bool has_cpu_panels(const std::vector<PanelSite>& sites);
+
+// Streamed to one device, a plan with CPU panels sends the whole matrix up
+// before the first step: the thread that factors the CPU panels is the one
+// that would send deferred blocks, which would then arrive late and each be
+// caught up (MatrixStream does so; StepPlan::uploads_before_steps says so).
+inline bool uploads_before_steps(int num_devices, bool cpu_panels) { return num_devices <= 1 && cpu_panels; }
 
 // Panel width used when Options::block_size is 0, from the matrix shape and
 // the device kind (a measured model replaces this in the placement issue).

@@ -32,10 +32,8 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
     // for the whole factorization (inv(L11) included), not only inside each
     // panel. OpenBLAS's count is process-wide, so a plan of device panels
     // alone (the automatic plan on the GPUs measured) leaves it as it is.
-    bool cpu_panels = false;
-    for (int64_t k = 0; k < plan.steps(); ++k) cpu_panels |= !plan.panel_on_device(k);
     std::optional<SingleThreadedBlas> single_threaded_blas;
-    if (settings_.panel != PanelMethod::lapack && cpu_panels) single_threaded_blas.emplace();
+    if (settings_.panel != PanelMethod::lapack && plan.has_cpu_panels()) single_threaded_blas.emplace();
 
     std::vector<DeviceSpan> spans;
     StepContext ctx{devices_, plan, spans};

@@ -8,18 +8,6 @@
 #include "tandem/tandem.hpp"
 
 namespace tandem {
-namespace {
-
-// Whether a CPU factors some panel of the plan. The thread that factors CPU
-// panels is the one that would upload the deferred blocks: it could send none
-// while a panel runs, and the blocks would arrive late and each be caught up.
-bool has_cpu_panels(const BlockingPlan& plan) {
-    for (int64_t k = 0; k < plan.steps(); ++k)
-        if (!plan.panel_on_device(k)) return true;
-    return false;
-}
-
-}  // namespace
 
 MatrixStream::MatrixStream(StepContext& ctx, float* a, int64_t lda, const std::vector<int>& ipiv,
                            bool streamed)
@@ -27,7 +15,8 @@ MatrixStream::MatrixStream(StepContext& ctx, float* a, int64_t lda, const std::v
       a_(a),
       lda_(lda),
       ipiv_(ipiv),
-      defer_uploads_(streamed && ctx.devices.size() == 1 && !has_cpu_panels(ctx.plan)),
+      defer_uploads_(streamed && ctx.devices.size() == 1 &&
+                     !uploads_before_steps(1, ctx.plan.has_cpu_panels())),
       stream_gathers_(streamed) {
     if (streamed && ctx.devices.size() > 1)
         collector_ = std::make_unique<FactorCollector>(ctx, a, lda);

@@ -1,6 +1,7 @@
 #include "scheduler/performance_model.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iomanip>
 #include <limits>
@@ -17,6 +18,21 @@ namespace {
 constexpr const char* kHeader = "tandem-performance-model 9";
 
 bool positive(double v) { return std::isfinite(v) && v > 0.0; }
+
+// The tables of whole calls and solves, by their key in the text form, in the
+// order it writes them.
+using WholeTable = std::vector<WholeTiming> PerformanceModel::*;
+const std::array<std::pair<const char*, WholeTable>, 9> kWholeTables = {{
+    {"device_whole", &PerformanceModel::device_whole},
+    {"cpu_call", &PerformanceModel::cpu_calls},
+    {"device_call", &PerformanceModel::device_calls},
+    {"cpu_solve", &PerformanceModel::cpu_solves},
+    {"device_solve", &PerformanceModel::device_solves},
+    {"cpu_solve_several", &PerformanceModel::cpu_solves_several},
+    {"device_solve_several", &PerformanceModel::device_solves_several},
+    {"cpu_solve_many", &PerformanceModel::cpu_solves_many},
+    {"device_solve_many", &PerformanceModel::device_solves_many},
+}};
 
 // Linear interpolation of y over x (sorted by x), extrapolating from the end
 // segments with the slope clamped to [lo_slope, hi_slope]. A single point extends flat.
@@ -207,12 +223,27 @@ int64_t crossover_between(const std::vector<WholeTiming>& cpu_timings,
 
 int64_t PerformanceModel::cpu_crossover_n() const { return crossover_between(cpu_calls, device_calls); }
 
+std::vector<WholeTiming>& PerformanceModel::cpu_solves_for(int timed_rhs) {
+    return timed_rhs == kManyRhs ? cpu_solves_many : timed_rhs == kSeveralRhs ? cpu_solves_several : cpu_solves;
+}
+
+std::vector<WholeTiming>& PerformanceModel::device_solves_for(int timed_rhs) {
+    return timed_rhs == kManyRhs      ? device_solves_many
+           : timed_rhs == kSeveralRhs ? device_solves_several
+                                      : device_solves;
+}
+
+const std::vector<WholeTiming>& PerformanceModel::cpu_solves_for(int timed_rhs) const {
+    return const_cast<PerformanceModel*>(this)->cpu_solves_for(timed_rhs);
+}
+
+const std::vector<WholeTiming>& PerformanceModel::device_solves_for(int timed_rhs) const {
+    return const_cast<PerformanceModel*>(this)->device_solves_for(timed_rhs);
+}
+
 int64_t PerformanceModel::solve_crossover_n(int timed_rhs) const {
-    const bool many = timed_rhs == kManyRhs, several = timed_rhs == kSeveralRhs;
-    const std::vector<WholeTiming>& cpu =
-        many ? cpu_solves_many : several ? cpu_solves_several : cpu_solves;
-    const std::vector<WholeTiming>& device =
-        many ? device_solves_many : several ? device_solves_several : device_solves;
+    const std::vector<WholeTiming>& cpu = cpu_solves_for(timed_rhs);
+    const std::vector<WholeTiming>& device = device_solves_for(timed_rhs);
     if (cpu.empty() || device.empty()) return std::numeric_limits<int64_t>::max();
     return crossover_between(cpu, device);
 }
@@ -234,10 +265,8 @@ bool PerformanceModel::complete() const {
             if (s.rows <= 0 || s.width <= 0 || !positive(s.seconds)) return false;
     for (const UpdateTiming& s : updates)
         if (s.size <= 0 || s.width <= 0 || !positive(s.seconds)) return false;
-    for (const auto* table : {&device_whole, &cpu_calls, &device_calls, &cpu_solves, &device_solves,
-                              &cpu_solves_several, &device_solves_several, &cpu_solves_many,
-                              &device_solves_many})
-        for (const WholeTiming& s : *table)
+    for (const auto& [key, table] : kWholeTables)
+        for (const WholeTiming& s : this->*table)
             if (s.n <= 0 || !positive(s.seconds)) return false;
     return positive(transfer_bytes_per_second) && positive(host_copy_bytes_per_second) &&
            std::isfinite(device_panel_interference) &&
@@ -260,22 +289,8 @@ std::string PerformanceModel::serialize() const {
         out << "device_panel " << s.rows << " " << s.width << " " << s.seconds << "\n";
     for (const UpdateTiming& s : updates)
         out << "update " << s.size << " " << s.width << " " << s.seconds << "\n";
-    for (const WholeTiming& s : device_whole)
-        out << "device_whole " << s.n << " " << s.seconds << "\n";
-    for (const WholeTiming& s : cpu_calls) out << "cpu_call " << s.n << " " << s.seconds << "\n";
-    for (const WholeTiming& s : device_calls)
-        out << "device_call " << s.n << " " << s.seconds << "\n";
-    for (const WholeTiming& s : cpu_solves) out << "cpu_solve " << s.n << " " << s.seconds << "\n";
-    for (const WholeTiming& s : device_solves)
-        out << "device_solve " << s.n << " " << s.seconds << "\n";
-    for (const WholeTiming& s : cpu_solves_several)
-        out << "cpu_solve_several " << s.n << " " << s.seconds << "\n";
-    for (const WholeTiming& s : device_solves_several)
-        out << "device_solve_several " << s.n << " " << s.seconds << "\n";
-    for (const WholeTiming& s : cpu_solves_many)
-        out << "cpu_solve_many " << s.n << " " << s.seconds << "\n";
-    for (const WholeTiming& s : device_solves_many)
-        out << "device_solve_many " << s.n << " " << s.seconds << "\n";
+    for (const auto& [key, table] : kWholeTables)
+        for (const WholeTiming& s : this->*table) out << key << " " << s.n << " " << s.seconds << "\n";
     return out.str();
 }
 
@@ -314,24 +329,12 @@ std::optional<PerformanceModel> PerformanceModel::parse(const std::string& text)
             UpdateTiming s;
             ok = bool(fields >> s.size >> s.width >> s.seconds);
             model.updates.push_back(s);
-        } else if (key == "device_whole" || key == "cpu_call" || key == "device_call" ||
-                   key == "cpu_solve" || key == "device_solve" || key == "cpu_solve_several" ||
-                   key == "device_solve_several" || key == "cpu_solve_many" ||
-                   key == "device_solve_many") {
-            WholeTiming s;
-            ok = bool(fields >> s.n >> s.seconds);
-            (key == "device_whole"        ? model.device_whole
-             : key == "cpu_call"          ? model.cpu_calls
-             : key == "device_call"       ? model.device_calls
-             : key == "cpu_solve"         ? model.cpu_solves
-             : key == "device_solve"      ? model.device_solves
-             : key == "cpu_solve_several" ? model.cpu_solves_several
-             : key == "device_solve_several" ? model.device_solves_several
-             : key == "cpu_solve_many"    ? model.cpu_solves_many
-                                          : model.device_solves_many)
-                .push_back(s);
         } else {
-            ok = false;
+            const auto whole = std::find_if(kWholeTables.begin(), kWholeTables.end(),
+                                            [&](const auto& entry) { return key == entry.first; });
+            WholeTiming s;
+            ok = whole != kWholeTables.end() && bool(fields >> s.n >> s.seconds);
+            if (ok) (model.*(whole->second)).push_back(s);
         }
         if (!ok) return std::nullopt;
     }

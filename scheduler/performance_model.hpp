@@ -72,6 +72,12 @@ struct PerformanceModel {
     static constexpr int kManyRhs = 256;
     std::vector<WholeTiming> cpu_solves_many;
     std::vector<WholeTiming> device_solves_many;
+    // The two routes' tables timed with `timed_rhs` right-hand sides (1,
+    // kSeveralRhs or kManyRhs; see timed_rhs_for).
+    std::vector<WholeTiming>& cpu_solves_for(int timed_rhs);
+    std::vector<WholeTiming>& device_solves_for(int timed_rhs);
+    const std::vector<WholeTiming>& cpu_solves_for(int timed_rhs) const;
+    const std::vector<WholeTiming>& device_solves_for(int timed_rhs) const;
     double transfer_bytes_per_second = 0.0;  // one direction, pinned host memory
     // One direction between the caller's (pageable) memory and the device: the
     // host itself copies through pinned buffers, so this is host time.

@@ -159,9 +159,7 @@ StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& reques
     // on one GPU and left a 0.45 s backlog of gathers at n = 65536 on two.
     const bool keep_host = request.streamed && request.placement == PanelPlacement::automatic;
     StepPlan plan = Planner(model, request, keep_host ? INT64_MAX : 0).plan();
-    const bool has_cpu_panels =
-        std::find(plan.sites.begin(), plan.sites.end(), PanelSite::cpu) != plan.sites.end();
-    if (request.placement == PanelPlacement::automatic && has_cpu_panels) {
+    if (request.placement == PanelPlacement::automatic && has_cpu_panels(plan.sites)) {
         StepPlanRequest device_only = request;
         device_only.placement = PanelPlacement::device;
         StepPlan devices = Planner(model, device_only, INT64_MAX).plan();
@@ -173,9 +171,7 @@ StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& reques
     if (request.streamed) {
         plan.host_copy_seconds = 2.0 * 4.0 * double(request.m) * double(request.n) /
                                  model.host_copy_bytes_per_second;
-        plan.uploads_before_steps =
-            request.num_devices <= 1 &&
-            std::find(plan.sites.begin(), plan.sites.end(), PanelSite::cpu) != plan.sites.end();
+        plan.uploads_before_steps = uploads_before_steps(request.num_devices, has_cpu_panels(plan.sites));
     }
 
     // A small square matrix may be done faster by the device's panel routine on

@@ -169,13 +169,8 @@ void time_solve_calls(Device& device, PerformanceModel& model) {
                 solve_host_factors_on_device(device, 'N', n, nrhs, factors.data(), n, ipiv.data(),
                                              b.data(), n);
             });
-            const bool many = nrhs == PerformanceModel::kManyRhs;
-            (nrhs == 1 ? model.cpu_solves : many ? model.cpu_solves_many : model.cpu_solves_several)
-                .push_back({n, cpu});
-            (nrhs == 1 ? model.device_solves
-             : many    ? model.device_solves_many
-                       : model.device_solves_several)
-                .push_back({n, gpu});
+            model.cpu_solves_for(nrhs).push_back({n, cpu});
+            model.device_solves_for(nrhs).push_back({n, gpu});
             if (nrhs == 1) device_wins = gpu < cpu ? device_wins + 1 : 0;
         }
     }

@@ -260,8 +260,8 @@ TEST(CpuPanel, ConcurrentPanelsRestoreBlasThreads) {
 
 // Where tandem chose the CPU, LAPACK's small solves of a few right-hand sides
 // run on one of OpenBLAS's threads (LapackThreads::by_size): the solutions are
-// still right, and OpenBLAS's thread count is the caller's again after each
-// call, on one thread or not.
+// right, and OpenBLAS's thread count is the caller's after each call, on one
+// thread or not.
 TEST(CpuLapackPath, SolvesBySizeRestoreBlasThreads) {
     const int blas_threads = openblas_get_num_threads();
     for (const int n : {64, 300, 700})
