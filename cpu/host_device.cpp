@@ -40,6 +40,8 @@ public:
             panel_.assign(static_cast<size_t>(rows * max_panel_width), 0.0f);
             inv_l11_.assign(static_cast<size_t>(max_panel_width) * max_panel_width, 0.0f);
             scratch_.clear();
+            left_.clear();
+            left_cols_ = 0;
         } catch (const std::bad_alloc&) {
             throw Error(TANDEM_ERROR_OUT_OF_MEMORY,
                         name() + ": cannot allocate " + std::to_string(rows) + " x " +
@@ -199,17 +201,55 @@ public:
 
     void catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const int* ipiv) override {
         if (cols <= 0 || j <= 0) return;
-        if (j > c0)
-            throw Error(TANDEM_ERROR_INTERNAL, name() + ": catch_up of columns left of j");
+        const bool from_left_factors = left_cols_ > 0;
+        if (from_left_factors ? j > left_cols_ || j > rows_ : j > c0)
+            throw Error(TANDEM_ERROR_INTERNAL,
+                        name() + ": catch_up needs L's first " + std::to_string(j) + " columns");
+        const float* l = from_left_factors ? left_.data() : storage_.data();
+        const int64_t ldl = from_left_factors ? left_cols_ : ld_;
         swap_rows(q, c0, cols, 0, j, ipiv);
         cblas_strsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit,
-                    static_cast<int>(j), static_cast<int>(cols), 1.0f, storage_.data(),
-                    static_cast<int>(ld_), &at(0, c0), static_cast<int>(ld_));
+                    static_cast<int>(j), static_cast<int>(cols), 1.0f, l, static_cast<int>(ldl),
+                    &at(0, c0), static_cast<int>(ld_));
         if (rows_ > j)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows_ - j),
-                        static_cast<int>(cols), static_cast<int>(j), -1.0f, &at(j, 0),
-                        static_cast<int>(ld_), &at(0, c0), static_cast<int>(ld_), 1.0f,
+                        static_cast<int>(cols), static_cast<int>(j), -1.0f, l + j * ldl,
+                        static_cast<int>(ldl), &at(0, c0), static_cast<int>(ld_), 1.0f,
                         &at(j, c0), static_cast<int>(ld_));
+    }
+
+    void hold_left_factors(int64_t cols) override {
+        try {
+            left_.assign(static_cast<size_t>(rows_ * std::max<int64_t>(cols, 0)), 0.0f);
+        } catch (const std::bad_alloc&) {
+            throw Error(TANDEM_ERROR_OUT_OF_MEMORY,
+                        name() + ": cannot hold " + std::to_string(cols) + " columns of L");
+        }
+        if (cols <= 0) left_.shrink_to_fit();
+        left_cols_ = std::max<int64_t>(cols, 0);
+    }
+
+    void keep_panel(Queue, int64_t j) override {
+        if (j < 0 || j + panel_width_ > left_cols_ || j + panel_rows_ > rows_)
+            throw Error(TANDEM_ERROR_INTERNAL, name() + ": keep_panel: a " +
+                                                   std::to_string(panel_rows_) + " x " +
+                                                   std::to_string(panel_width_) + " panel at " +
+                                                   std::to_string(j) + " outside the left factors");
+        for (int64_t i = 0; i < panel_rows_; ++i)
+            std::memcpy(&left_[static_cast<size_t>((j + i) * left_cols_ + j)], &panel_[i * panel_width_],
+                        sizeof(float) * panel_width_);
+    }
+
+    void swap_left_factor_rows(Queue, int64_t cols, int64_t k1, int64_t k2,
+                               const int* ipiv) override {
+        if (cols > left_cols_ || k1 < 0 || k2 > rows_)
+            throw Error(TANDEM_ERROR_INTERNAL, name() + ": swap_left_factor_rows outside the left factors");
+        if (cols <= 0) return;
+        for (int64_t k = k1; k < k2; ++k) {
+            const int64_t p = ipiv[k] - 1;
+            float* row = &left_[static_cast<size_t>(k * left_cols_)];
+            if (p != k) std::swap_ranges(row, row + cols, &left_[static_cast<size_t>(p * left_cols_)]);
+        }
     }
 
     void solve(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
@@ -355,6 +395,8 @@ private:
     std::vector<float> panel_;    // rows x width, row-major
     std::vector<float> inv_l11_;  // width x width, row-major
     std::vector<float> scratch_;  // A12 copy for the out-of-place inverse product
+    std::vector<float> left_;     // the left factors: rows x left_cols_, row-major
+    int64_t left_cols_ = 0;
     int64_t panel_rows_ = 0;
     int panel_width_ = 0;
     bool has_inverse_ = false;

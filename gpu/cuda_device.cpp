@@ -236,6 +236,8 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width,
     // small n then costs no cudaMalloc/cudaFree (each synchronizes the device).
     for (cudaStream_t s : streams_) TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
     slot_ = 0;
+    left_factors_.reset();  // a failed factorization may have left them held
+    left_cols_ = 0;
     const bool fits = storage_.bytes() >= storage_bytes && panel_[0].bytes() >= panel_bytes &&
                       panel_[1].bytes() >= panel_bytes && inv_l11_[0].bytes() >= inverse_bytes &&
                       inv_l11_[1].bytes() >= inverse_bytes && storage_bytes > 0 &&
@@ -297,6 +299,29 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width,
     ensure_getrf_workspaces(rows, max_panel_width, last_panel_width);
     reserve_split_buffers(rows, local_cols, max_panel_width);
     reset_permutation();
+}
+
+void CudaDevice::hold_left_factors(int64_t cols) {
+    DeviceGuard guard(ordinal_);
+    if (cols < 0) contract_error("hold_left_factors", "cols = " + std::to_string(cols));
+    for (cudaStream_t s : streams_) TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
+    left_cols_ = 0;
+    if (cols == 0) {
+        left_factors_.reset();
+        return;
+    }
+    const int64_t ld = round_up(cols, kAlignFloats);
+    const int64_t bytes = int64_t(sizeof(float)) * std::max<int64_t>(rows_, 1) * ld;
+    if (bytes > int64_t(left_factors_.bytes()) &&
+        bytes + kHeadroomBytes > free_bytes() + int64_t(left_factors_.bytes()))
+        throw Error(TANDEM_ERROR_OUT_OF_MEMORY,
+                    name_ + ": " + std::to_string(cols) + " columns of L need " +
+                        gib(double(bytes)) + " of device memory plus " +
+                        gib(double(kHeadroomBytes)) + " headroom; " + gib(double(free_bytes())) +
+                        " is free");
+    left_factors_.ensure(size_t(bytes), "left factors");
+    left_cols_ = cols;
+    left_ld_ = ld;
 }
 
 // The compute queue's split operands at their largest (step 0's L21 and U12),

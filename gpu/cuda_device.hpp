@@ -14,6 +14,7 @@
 //               never share one.
 //   getrf_work_[q], getrf_pivots_[q]  cuSOLVER getrf's workspace; the panel's
 //               pivots and info (and the recursive panel's row moves).
+//   left_factors_  while held (hold_left_factors): rows x left_cols_, row-major.
 // And on the host, per queue, pinned bounce buffers for large copies from and to
 // pageable memory (allocated on first use, kept across allocate()).
 // Queues are three non-blocking CUDA streams (compute at low priority, transfer
@@ -94,6 +95,10 @@ public:
     void update_trailing_beside_panel(Queue q, int64_t r0, int width, int64_t rows, int64_t c0,
                                       int64_t cols) override;
     void catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const int* ipiv) override;
+    void hold_left_factors(int64_t cols) override;
+    void keep_panel(Queue q, int64_t j) override;
+    void swap_left_factor_rows(Queue q, int64_t cols, int64_t k1, int64_t k2,
+                               const int* ipiv) override;
     void solve_block_column(char trans, char triangle, int64_t n, int64_t j, int64_t c0, int w,
                             int64_t nrhs, float* x, int64_t ldx) override;
     void solve(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
@@ -292,6 +297,8 @@ private:
     bool has_inverse_ = false;
     DeviceBuffer staging_[kQueues];
     DeviceBuffer perm_;             // rows ints: the interchanges catch_up has folded in
+    DeviceBuffer left_factors_;     // rows x left_ld_, row-major: L's first left_cols_ columns
+    int64_t left_cols_ = 0, left_ld_ = 1;
     int64_t perm_folded_ = 0;       // ... namely ipiv[0 .. perm_folded_)
     DeviceBuffer getrf_work_[kQueues];    // per queue: cuSOLVER getrf workspace
     DeviceBuffer resident_pivots_;        // the *_column_major calls: pivots + info, grown as needed

@@ -200,10 +200,16 @@ void CudaDevice::update_trailing_tf32x3(Queue q, int64_t r0, int width, int64_t 
 void CudaDevice::catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const int* ipiv) {
     DeviceGuard guard(ordinal_);
     check_block("catch_up", 0, c0, rows_, cols);
-    if (j < 0 || j > std::min(rows_, local_cols_) || (j > c0 && cols > 0))
+    // L's first j columns: the left factors while held, else the storage's.
+    const bool from_left_factors = left_cols_ > 0;
+    if (from_left_factors ? j < 0 || j > std::min(rows_, left_cols_)
+                          : j < 0 || j > std::min(rows_, local_cols_) || (j > c0 && cols > 0))
         contract_error("catch_up", "the first " + std::to_string(j) +
-                                       " columns must be held here, left of column " +
-                                       std::to_string(c0));
+                                       " columns must be held here" +
+                                       (from_left_factors ? " in the left factors"
+                                                          : ", left of column " + std::to_string(c0)));
+    const float* l = from_left_factors ? left_factors_.floats() : storage_.floats();
+    const int64_t ldl = from_left_factors ? left_ld_ : ld_;
     if (cols == 0 || j == 0) return;
     // The j interchanges as one gather through the permutation perm_, which
     // folds in the pivots as catch-ups ask for more of them (on this queue, in
@@ -246,11 +252,37 @@ void CudaDevice::catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const in
         // its transpose goes where rows j.. were (j x w, ld j).
         float* top = gathered + j * w;
         transpose(gathered, w, w, j, top, j, s);
-        trsm_unit_lower_left_on_columns(blas(q), j, w, storage_.floats(), ld_, top, j);
+        trsm_unit_lower_left_on_columns(blas(q), j, w, l, ldl, top, j);
         transpose(top, j, j, w, block + c, ld_, s);
     }
     if (rows_ > j)
-        product(q, rows_ - j, cols, j, -1.0f, at(j, 0), ld_, block, ld_, 1.0f, at(j, c0), ld_);
+        product(q, rows_ - j, cols, j, -1.0f, l + j * ldl, ldl, block, ld_, 1.0f, at(j, c0), ld_);
+}
+
+void CudaDevice::keep_panel(Queue q, int64_t j) {
+    DeviceGuard guard(ordinal_);
+    if (j < 0 || j + panel_width_ > left_cols_ || j + panel_rows_ > rows_)
+        contract_error("keep_panel", "a " + std::to_string(panel_rows_) + " x " +
+                                         std::to_string(panel_width_) + " panel at " +
+                                         std::to_string(j) + " outside " +
+                                         std::to_string(left_cols_) + " columns of left factors");
+    if (panel_rows_ == 0 || panel_width_ == 0) return;
+    TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(left_factors_.floats() + j * left_ld_ + j,
+                                        sizeof(float) * left_ld_, panel_workspace(),
+                                        sizeof(float) * panel_ld_, sizeof(float) * panel_width_,
+                                        panel_rows_, cudaMemcpyDeviceToDevice, stream(q)));
+}
+
+void CudaDevice::swap_left_factor_rows(Queue q, int64_t cols, int64_t k1, int64_t k2,
+                                       const int* ipiv) {
+    DeviceGuard guard(ordinal_);
+    if (cols < 0 || cols > left_cols_ || k1 < 0 || k2 < k1 || k2 > rows_)
+        contract_error("swap_left_factor_rows", "columns 0 .. " + std::to_string(cols) +
+                                                    ", rows " + std::to_string(k1) + " .. " +
+                                                    std::to_string(k2) + " outside the left factors");
+    if (cols == 0 || k1 == k2) return;
+    check_pivots("swap_left_factor_rows", k1, k2, ipiv);
+    gpu::swap_rows(left_factors_.floats(), left_ld_, cols, k1, k2, ipiv, stream(q));
 }
 
 }  // namespace tandem::gpu

@@ -18,7 +18,8 @@ enum class PanelSite { cpu, device };
 class BlockingPlan {
 public:
     // Block columns of `block_size` columns (the last one may be narrower),
-    // dealt to `num_devices` devices cyclically: block b lives on device b % num_devices.
+    // dealt to `num_devices` devices by the update work each receives (with
+    // equal widths, cyclically: block b lives on device b % num_devices).
     BlockingPlan(int64_t m, int64_t n, int block_size, int num_devices);
     // Variable blocking: block b is widths[b] wide (each >= 1; the widths are
     // used in order until they cover n, the last one cut at n; if they fall
@@ -41,7 +42,9 @@ public:
     int64_t blocks() const { return static_cast<int64_t>(begin_.size()) - 1; }
     int64_t block_begin(int64_t b) const { return begin_[b]; }
     int64_t block_width(int64_t b) const { return begin_[b + 1] - begin_[b]; }
-    int owner(int64_t b) const { return static_cast<int>(b % num_devices_); }
+    int owner(int64_t b) const { return owner_[static_cast<size_t>(b)]; }
+    // Device d's blocks, in increasing order.
+    const std::vector<int64_t>& blocks_of(int d) const { return blocks_of_[static_cast<size_t>(d)]; }
 
     // Steps: block k is the panel of step k for k < steps(); the panel covers
     // the block's columns up to min(m, n) (only the last step can be narrower
@@ -71,8 +74,12 @@ private:
     int64_t steps_ = 0;
     std::vector<int64_t> begin_;  // block b covers [begin_[b], begin_[b+1])
     std::vector<PanelSite> sites_;  // per step; empty = all cpu
+    std::vector<int> owner_;                       // per block
+    std::vector<int64_t> local_offset_;            // per block: its first column on its owner
+    std::vector<std::vector<int64_t>> blocks_of_;  // per device
 
-    void finish();  // steps_ and max_width_ from begin_
+    void finish();       // steps_, max_width_ and the blocks' owners from begin_
+    void deal_blocks();  // owner_, local_offset_, blocks_of_
 };
 
 // Whether some step of `sites` factors its panel on the CPU.

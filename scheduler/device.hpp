@@ -161,11 +161,29 @@ public:
     // j columns (a left-looking step): for local columns [c0, c0+cols), apply
     // the interchanges ipiv[0 .. j) (global, 1-based; copied before returning),
     // then U = inv(L(0:j, 0:j)) A(0:j, c) and A(j:rows, c) -= L(j:rows, 0:j) U,
-    // with L the unit lower factor in the storage's first j columns. Requires
-    // this device to hold global columns 0 .. j as its local columns 0 .. j
-    // (one device), and c0 >= j. Between two allocate()s, catch-ups come on one
+    // with L the unit lower factor in the left factors while they are held
+    // (j <= their columns), else in the storage's first j columns: then this
+    // device must hold global columns 0 .. j as its local columns 0 .. j (one
+    // device), and c0 >= j. Between two allocate()s, catch-ups come on one
     // queue with non-decreasing j (a device may fold the interchanges in as j grows).
     virtual void catch_up(Queue q, int64_t c0, int64_t cols, int64_t j, const int* ipiv) = 0;
+
+    // Left factors: a copy of L's first columns, rows 0..rows, row-major, that
+    // every device keeps while blocks of the matrix are still arriving on
+    // several devices, so that a block arriving after j columns were factored
+    // can be caught up on a device that holds only some of those columns.
+    // Room for `cols` columns (discarding what was kept); 0 gives it back.
+    // Queues must be idle.
+    virtual void hold_left_factors(int64_t cols) = 0;
+    // Left-factor columns [j, j + w) = the panel in the workspace filled last
+    // (rows j .. j + its rows, w its width; the rows above are never read):
+    // the step's panel, whose rows are already in the order its own
+    // interchanges leave them.
+    virtual void keep_panel(Queue q, int64_t j) = 0;
+    // swap_rows on left-factor columns [0, cols): the interchanges of a later
+    // step, as the storage's columns left of its panel receive them.
+    virtual void swap_left_factor_rows(Queue q, int64_t cols, int64_t k1, int64_t k2,
+                                       const int* ipiv) = 0;
 
     // Solve op(A) X = B with the LU factors in storage (requires this device to
     // hold all n columns, rows 0..n). B is n x nrhs column-major on the host and

@@ -141,7 +141,7 @@ void FactorCollector::scatter(int d, const float* from, int64_t r0, int64_t rows
     // the whole piece: a piece of a step's rows spans dozens of blocks, and a
     // parallel region per block would fork and join the team for each.
     targets_.resize(static_cast<size_t>(cols));
-    for (int64_t b = d; b < plan_.blocks(); b += plan_.num_devices()) {
+    for (int64_t b : plan_.blocks_of(d)) {
         const int64_t local = plan_.local_begin(d, plan_.block_begin(b));
         const int64_t first = std::max(local, c0);
         const int64_t last = std::min(local + plan_.block_width(b), c0 + cols);

@@ -95,6 +95,9 @@ int LuSteps::run() {
             deliver_panel(k, use_inverse, d, panel_reads);
         // A(j:m, 0:j), the factors left of the panel: rows j..j+w interchanged.
         swap_left_columns(k);
+        // While blocks still arrive on several devices: L(0:m, 0:j+w) on every
+        // device, for their catch-ups.
+        stream_.keep_left_factors(k);
         // A(j:m, j+w:n), the trailing columns the devices hold: interchanges,
         // U12 = inv(L11) A12, A22 -= L21 U12; the next panel's columns are
         // updated first and panel k+1 starts on them (look-ahead).
@@ -105,6 +108,9 @@ int LuSteps::run() {
         auto& owner_reads = peer_reads_[plan_.owner(k)];
         owner_reads.insert(owner_reads.end(), panel_reads.begin(), panel_reads.end());
         if (stream_.arriving()) stream_.join_feeders();
+        // Several devices, streamed: the blocks that have arrived meanwhile,
+        // caught up after this step's look-ahead and update, not before them.
+        if (k + 1 < plan_.steps()) stream_.take_arrived(plan_.block_begin(k + 1), static_cast<int>(k));
         host_work(k);
     }
     stream_.finish(std::min(plan_.rows(), plan_.cols()));

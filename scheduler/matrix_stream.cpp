@@ -9,6 +9,21 @@
 
 namespace tandem {
 
+namespace {
+
+// Columns of L that every device can keep as left factors: half of the
+// factorization (the uploads take far less of the call than the steps), in
+// at most half of the least free memory.
+int64_t left_capacity(const StepContext& ctx) {
+    const BlockingPlan& plan = ctx.plan;
+    int64_t free = INT64_MAX;
+    for (Device* dev : ctx.devices) free = std::min(free, dev->free_bytes());
+    const int64_t column_bytes = int64_t(sizeof(float)) * std::max<int64_t>(plan.rows(), 1);
+    return std::min(std::min(plan.rows(), plan.cols()) / 2, free / 2 / column_bytes);
+}
+
+}  // namespace
+
 MatrixStream::MatrixStream(StepContext& ctx, float* a, int64_t lda, const std::vector<int>& ipiv,
                            bool streamed)
     : ctx_(ctx),
@@ -18,8 +33,14 @@ MatrixStream::MatrixStream(StepContext& ctx, float* a, int64_t lda, const std::v
       defer_uploads_(streamed && ctx.devices.size() == 1 &&
                      !uploads_before_steps(1, ctx.plan.has_cpu_panels())),
       stream_gathers_(streamed) {
-    if (streamed && ctx.devices.size() > 1)
+    if (streamed && ctx.devices.size() > 1) {
         collector_ = std::make_unique<FactorCollector>(ctx, a, lda);
+        // Left factors that hold fewer columns than two steps' would make
+        // every block go live by the first step: the eager order does better.
+        const BlockingPlan& plan = ctx.plan;
+        left_capacity_ = left_capacity(ctx);
+        feeding_ = plan.blocks() > 2 && left_capacity_ >= plan.block_begin(2);
+    }
 }
 
 int64_t MatrixStream::live_end_column() const { return ctx_.plan.block_begin(live_); }
@@ -42,11 +63,13 @@ void MatrixStream::start() {
     // upload event; the first step runs on the blocks that have arrived.
     const int count = static_cast<int>(ctx_.devices.size());
     const int threads = std::max(1, omp_get_max_threads() / count);
+    if (feeding_)  // before the feeders start: the queues are idle
+        for (Device* dev : ctx_.devices) dev->hold_left_factors(left_capacity_);
     arrivals_.assign(static_cast<size_t>(ctx_.plan.blocks()), -1);
     feed_errors_.assign(static_cast<size_t>(count), nullptr);
     feed_spans_.assign(static_cast<size_t>(count), {});
     feed_start_ = feed_end_ = ctx_.host_seconds();
-    live_ = ctx_.plan.blocks();
+    live_ = feeding_ ? 0 : ctx_.plan.blocks();
     try {
         for (int d = 0; d < count; ++d) feeders_.emplace_back([this, d, threads] { feed(d, threads); });
     } catch (...) {  // no thread to be had: the rest on this one, one device after another
@@ -54,6 +77,7 @@ void MatrixStream::start() {
         for (int d = static_cast<int>(feeders_.size()); d < count; ++d) feed(d, threads);
         omp_set_num_threads(saved);
     }
+    if (feeding_) ensure_live(1, 0, -1);  // the first panel's block
 }
 
 void MatrixStream::feed(int d, int threads) {
@@ -61,7 +85,7 @@ void MatrixStream::feed(int d, int threads) {
     try {
         omp_set_num_threads(threads);  // this thread's parallel regions (the host copies)
         Device& dev = *ctx_.devices[d];
-        for (int64_t b = d; b < plan.blocks(); b += plan.num_devices()) {
+        for (int64_t b : plan.blocks_of(d)) {
             const Event begin = dev.record(Queue::copy);
             dev.upload(Queue::copy, a_ + plan.block_begin(b) * lda_, lda_, 0,
                        plan.local_begin(d, plan.block_begin(b)), plan.rows(), plan.block_width(b));
@@ -111,11 +135,73 @@ void MatrixStream::join_feeders() {
     for (int64_t b = 0; b < static_cast<int64_t>(arrivals_.size()); ++b)
         ctx_.devices[ctx_.plan.owner(b)]->wait(Queue::compute, arrivals_[static_cast<size_t>(b)]);
     arrivals_.clear();
+    for (const Piece& piece : held_) collector_->add(piece);
+    held_.clear();
 }
 
 void MatrixStream::ensure_live(int64_t count, int64_t j, int step) {
-    count = std::min(count, ctx_.plan.blocks());
-    while (live_ < count) upload_block(live_++, j, step);
+    const BlockingPlan& plan = ctx_.plan;
+    count = std::min(count, plan.blocks());
+    if (!feeding_) {
+        while (live_ < count) upload_block(live_++, j, step);
+        return;
+    }
+    if (live_ >= plan.blocks()) return;
+    if (!left_factors_grow_past(j)) count = plan.blocks();
+    while (live_ < count) take_live(live_++, j, step);
+    if (live_ == plan.blocks()) join_feeders();
+}
+
+void MatrixStream::take_arrived(int64_t j, int step) {
+    const BlockingPlan& plan = ctx_.plan;
+    if (!feeding_ || live_ >= plan.blocks()) return;
+    if (!left_factors_grow_past(j)) return ensure_live(plan.blocks(), j, step);
+    while (live_ < plan.blocks() && arrived(live_)) take_live(live_++, j, step);
+    if (live_ == plan.blocks()) join_feeders();
+}
+
+// The columns L will have once the panel at column j is kept: beyond the
+// left factors' room, no block could be caught up after that.
+bool MatrixStream::left_factors_grow_past(int64_t j) const {
+    const BlockingPlan& plan = ctx_.plan;
+    for (int64_t b = 0; b < plan.blocks(); ++b)
+        if (plan.block_begin(b) > j) return plan.block_begin(b) <= left_capacity_;
+    return plan.cols() <= left_capacity_;
+}
+
+bool MatrixStream::arrived(int64_t b) {
+    std::lock_guard<std::mutex> lock(feed_mutex_);
+    return arrivals_[static_cast<size_t>(b)] >= 0 || feed_failed_;
+}
+
+void MatrixStream::take_live(int64_t b, int64_t j, int step) {
+    const BlockingPlan& plan = ctx_.plan;
+    const int d = plan.owner(b);
+    Device& dev = *ctx_.devices[d];
+    dev.wait(Queue::compute, arrival(b));
+    if (j == 0) return;
+    if (j > left_kept_)
+        throw Error(TANDEM_ERROR_INTERNAL, "MatrixStream: block " + std::to_string(b) +
+                                               " needs " + std::to_string(j) + " columns of L, " +
+                                               std::to_string(left_kept_) + " are kept");
+    const int64_t c = plan.local_begin(d, plan.block_begin(b));
+    const int64_t w = plan.block_width(b);
+    ctx_.timed(d, Queue::compute, "catch up", step,
+               [&](Device& x) { x.catch_up(Queue::compute, c, w, j, ipiv_.data()); });
+    add_piece({d, dev.record(Queue::compute), 0, j, c, w, step});  // rows above j: final
+}
+
+void MatrixStream::keep_left_factors(int64_t k) {
+    const BlockingPlan& plan = ctx_.plan;
+    if (!feeding_ || live_ >= plan.blocks()) return;
+    const int64_t j = plan.block_begin(k);
+    const int width = plan.panel_width(k);
+    for (int d = 0; d < static_cast<int>(ctx_.devices.size()); ++d)
+        ctx_.timed(d, Queue::compute, "keep L", static_cast<int>(k), [&](Device& x) {
+            x.swap_left_factor_rows(Queue::compute, j, j, j + width, ipiv_.data());
+            x.keep_panel(Queue::compute, j);
+        });
+    left_kept_ = j + width;
 }
 
 void MatrixStream::upload_block(int64_t b, int64_t j, int step) {
@@ -149,7 +235,9 @@ void MatrixStream::add_piece(const Piece& piece) {
         Piece part = piece;
         part.c0 = piece.c0 + c;
         part.cols = std::min(chunk, piece.cols - c);
-        if (collector_)
+        if (collector_ && feeding_ && !arrivals_.empty())
+            held_.push_back(part);  // until the feeders are done (join_feeders)
+        else if (collector_)
             collector_->add(part);
         else
             pending_.push_back(part);
@@ -202,6 +290,8 @@ void MatrixStream::finish(int64_t kmax) {
         while (!pending_.empty()) copy_out_front();
         if (collector_) collector_->finish(ctx_.spans, ctx_.host_spans);
         for (Device* dev : ctx_.devices) dev->synchronize();
+        if (feeding_)
+            for (Device* dev : ctx_.devices) dev->hold_left_factors(0);
         return;
     }
     ctx_.host_timed("host", "wait", -1, [&] {

@@ -3,10 +3,10 @@
 //
 // Eager (Options::stream_matrix off): every block column is uploaded before the
 // first step and the factors are gathered after the last, as in the seed design.
-// With several devices (streamed or not) every block is uploaded at the start,
-// by one host thread per device, and the first step runs on each block as it
-// arrives (LuSteps::trailing_columns: one range a block column, each waiting
-// for its block).
+// With several devices every block is uploaded at the start, by one host thread
+// per device (a feeder). Eager, the first step runs on each block as it arrives
+// (LuSteps::trailing_columns: one range a block column, each waiting for its
+// block) and the second waits for every block.
 //
 // Streamed: the matrix is a few GB at the sizes that matter, and copying it
 // each way takes as long as a large part of the factorization (pageable host
@@ -20,7 +20,18 @@
 //    one large product), which costs the flops the skipped right-looking updates
 //    would have, in larger and faster products. Until then the steps' swaps and
 //    updates leave it out. One device with CPU panels: every block goes up
-//    before the first step (several devices: as above).
+//    before the first step.
+//    Several devices: the feeders send every block in turn, and at each step
+//    the blocks that have arrived go live, caught up in the same way. The
+//    first j columns of L are spread over the devices, so while blocks are
+//    still arriving every device keeps a copy of them, the left factors
+//    (Device::hold_left_factors): each step's panel is added from the
+//    device's panel workspace, and the step's row interchanges applied to the
+//    columns already there. Their room (left_capacity) is bounded: when the
+//    next step would outgrow it, every block goes live at once. With neither
+//    a deferred upload nor left factors the devices would wait for the whole
+//    matrix after the first step: on four H200s behind one host at n = 32768,
+//    for 120 ms of a 404 ms call.
 //  * Gather: rows [j_k, j_k + w) of every column on the device are final once
 //    step k has formed U12 (later steps touch only rows below), and so are rows
 //    [0, j) of a block once it has caught up with j columns. Each such piece is
@@ -64,9 +75,9 @@ public:
     // several devices (eager) the uploads run on host threads of their own
     // after this returns: see arriving().
     void start();
-    // Several devices: blocks are still being uploaded. Device work on block b
-    // must then wait for arrival(b) on its queue; join_feeders() ends this.
-    bool arriving() const { return !arrivals_.empty(); }
+    // Several devices, eager: blocks are still being uploaded. Device work on
+    // block b must then wait for arrival(b) on its queue; join_feeders() ends this.
+    bool arriving() const { return !feeding_ && !arrivals_.empty(); }
     // The event after block b's upload on its device, once issued (waits for it).
     Event arrival(int64_t b);
     // Waits for the upload threads; every queue then waits for every block.
@@ -77,7 +88,17 @@ public:
     int64_t live_end_column() const;
     // Uploads blocks until `count` are live, each brought up to date with the
     // first j factored columns (their row interchanges in ipiv[0 .. j)).
+    // Several devices, streamed: waits for blocks until `count` are live, or
+    // every block when the left factors could not grow past the panel at j.
     void ensure_live(int64_t count, int64_t j, int step);
+    // Several devices, streamed: every further block that has arrived goes
+    // live, caught up to j (or, as ensure_live, every block).
+    void take_arrived(int64_t j, int step);
+    // Several devices, streamed, while blocks are not all live: after step
+    // k's interchanges of the columns left of its panel, every device applies
+    // them to its left factors and keeps panel k (in its panel workspace) in
+    // them. Issued on the compute queues.
+    void keep_left_factors(int64_t k);
     // Rows [r0, r0 + rows) of device d's live columns are final once `ready`
     // (an event of device d) has completed: gather them when the host is free.
     void rows_final(int d, Event ready, int64_t r0, int64_t rows, int step);
@@ -101,8 +122,12 @@ public:
 private:
     using Piece = FactorPiece;
     static constexpr int64_t kPieceFloats = FactorCollector::kPieceFloats;  // under 1 ms of copying
-    // Several devices, eager: device d's blocks in order (run on a thread of its own).
+    // Several devices: device d's blocks in order (run on a thread of its own).
     void feed(int d, int threads);
+    // Several devices, streamed: block b live, waiting for it and caught up to j.
+    void take_live(int64_t b, int64_t j, int step);
+    bool arrived(int64_t b);  // its upload has been issued (or a feeder failed)
+    bool left_factors_grow_past(int64_t j) const;
     void upload_block(int64_t b, int64_t j, int step);  // issue_upload, timed on the host
     void issue_upload(int64_t b, int64_t j, int step);
     void add_piece(const Piece& piece);
@@ -115,8 +140,18 @@ private:
     const std::vector<int>& ipiv_;
     bool defer_uploads_;  // streamed, one device
     bool stream_gathers_;  // streamed
+    // Several devices, streamed: blocks go live as they arrive; the left
+    // factors hold up to left_capacity_ columns, left_kept_ so far.
+    bool feeding_ = false;
+    int64_t left_capacity_ = 0;
+    int64_t left_kept_ = 0;
     int64_t live_ = 0;
     std::deque<Piece> pending_;  // one device: final, not yet copied out
+    // Several devices, streamed: pieces final while the feeders still upload.
+    // A gather and an upload on one device's copy queue, issued from two
+    // threads, would interleave their halves through its one staging buffer:
+    // the collector takes them once the feeders are done.
+    std::vector<Piece> held_;
     // The upload threads (several devices) and what they publish.
     std::vector<std::thread> feeders_;
     std::mutex feed_mutex_;

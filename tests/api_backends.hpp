@@ -39,8 +39,10 @@ struct BackendCase {
     // Whether the same matrix in the two layouts gives bit-identical factors:
     // the GPU's routes may order the same operations differently per layout
     // (a row-major matrix streams to the device without transposes), which
-    // changes the last bits.
-    bool layouts_bit_identical() const { return backend != Backend::gpu; }
+    // changes the last bits; and on several devices a streamed block is
+    // caught up at whichever step it has arrived by, in one product that
+    // rounds differently from the steps' updates.
+    bool layouts_bit_identical() const { return backend != Backend::gpu && num_devices <= 1; }
     // The CPU path calls LAPACK, so LAPACK is an exact oracle for it.
     bool equals_lapack() const { return backend == Backend::cpu; }
     // A GoogleTest-safe name such as "cpu" or "host_d2_nb7".

@@ -119,5 +119,62 @@ TEST_F(GpuAgainstHost, ReceivedPanelsAndCatchUp) {
     EXPECT_LT(storage_difference(), 2e-4);
 }
 
+// The same steps while both devices keep left factors, as several devices do
+// while blocks arrive: each step's interchanges applied to the columns kept,
+// then its panel kept. The catch-up then takes L from them, not from the
+// storage (scribbled over first): the caught-up columns equal, to rounding,
+// those of a host device that took L from its storage.
+TEST_F(GpuAgainstHost, CatchUpFromLeftFactors) {
+    SCOPED_TRACE(seed_note());
+    const int64_t m = 256, n = 256;
+    const int w = 32;
+    allocate(m, n, w);
+    const Vec a = random(m * n);
+    std::unique_ptr<Device> reference = make_host_device(1);
+    reference->allocate(m, n, w);
+    const std::vector<Device*> all = {device_.get(), host_.get(), reference.get()};
+    for (Device* dev : all) dev->upload(Queue::compute, a.data(), m, 0, 0, m, n);
+    for (Device* dev : both()) dev->hold_left_factors(160);
+    std::vector<int> ipiv(static_cast<size_t>(n));
+    for (int64_t j = 0; j < 128; j += w) {
+        const Panel p = make_panel(m - j, w, seed_ + static_cast<uint64_t>(j));
+        for (int i = 0; i < w; ++i)  // interchanges within the next rows, none repeated
+            ipiv[j + i] = static_cast<int>(j + i + 1 + (i * 5) % std::min<int64_t>(40, m - j - i));
+        for (Device* dev : all) {
+            const bool keeps = dev != reference.get();
+            dev->receive_panel(Queue::compute, p.lu.data(), p.rows, p.rows, w, nullptr, w);
+            dev->store_panel(Queue::compute, j, j, p.rows, w);
+            dev->swap_rows(Queue::compute, 0, j, j, j + w, ipiv.data());
+            if (keeps) {
+                dev->swap_left_factor_rows(Queue::compute, j, j, j + w, ipiv.data());
+                dev->keep_panel(Queue::compute, j);
+            }
+            dev->swap_rows(Queue::compute, j + w, 192 - (j + w), j, j + w, ipiv.data());
+            dev->form_u12(Queue::compute, j, w, j + w, 192 - (j + w), false);
+            dev->update_trailing(Queue::compute, j, w, m - j - w, j + w, 192 - (j + w));
+            dev->synchronize();
+        }
+    }
+    const Vec noise = random(m * 128);
+    for (Device* dev : both()) dev->upload(Queue::compute, noise.data(), m, 0, 0, m, 128);
+    for (Device* dev : all) {
+        dev->catch_up(Queue::compute, 192, 64, 128, ipiv.data());
+        dev->synchronize();
+    }
+    EXPECT_LT(storage_difference(), 2e-4);
+    Vec got(static_cast<size_t>(m * 64)), want(got.size());
+    device_->download(Queue::compute, got.data(), m, 0, 192, m, 64);
+    reference->download(Queue::compute, want.data(), m, 0, 192, m, 64);
+    device_->synchronize();
+    double worst = 0.0;
+    for (size_t i = 0; i < got.size(); ++i)
+        worst = std::max(worst, std::fabs(double(got[i]) - want[i]) /
+                                    std::max(1.0, std::fabs(double(want[i]))));
+    EXPECT_LT(worst, 2e-4);
+    for (Device* dev : both()) dev->hold_left_factors(0);
+    EXPECT_THROW(device_->keep_panel(Queue::compute, 0), Error);
+    EXPECT_THROW(host_->keep_panel(Queue::compute, 0), Error);
+}
+
 }  // namespace
 }  // namespace tandem::test

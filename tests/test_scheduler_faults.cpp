@@ -7,7 +7,8 @@
 // (OpenBLAS's thread count), observed from inside the device operations. One
 // route's device says its work is never done, as a busy GPU would; another's
 // says so every other time, so that the host copies final rows of the factors
-// into A while the steps still run, as with a GPU.
+// into A while the steps still run, as with a GPU. And blocks that reach
+// several devices only after some steps have run.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -18,10 +19,12 @@
 #include <future>
 #include <memory>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
 #include "scheduler/cpu_backend.hpp"
+#include "scheduler/blocking_plan.hpp"
 #include "scheduler/calibration.hpp"
 #include "scheduler/hybrid_lu.hpp"
 #include "src/model_cache.hpp"
@@ -55,6 +58,7 @@ public:
     void upload(Queue q, const float* h, int64_t ldh, int64_t r0, int64_t c0, int64_t rows,
                 int64_t cols) override {
         fault("upload");
+        if (before_upload) before_upload();
         inner_->upload(q, h, ldh, r0, c0, rows, cols);
     }
     void download(Queue q, float* h, int64_t ldh, int64_t r0, int64_t c0, int64_t rows,
@@ -112,6 +116,19 @@ public:
         fault("catch_up");
         inner_->catch_up(q, c0, cols, j, ipiv);
     }
+    void hold_left_factors(int64_t cols) override {
+        fault("hold_left_factors");
+        inner_->hold_left_factors(cols);
+    }
+    void keep_panel(Queue q, int64_t j) override {
+        fault("keep_panel");
+        inner_->keep_panel(q, j);
+    }
+    void swap_left_factor_rows(Queue q, int64_t cols, int64_t k1, int64_t k2,
+                               const int* ipiv) override {
+        fault("swap_left_factor_rows");
+        inner_->swap_left_factor_rows(q, cols, k1, k2, ipiv);
+    }
     void solve(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b, int64_t ldb) override {
         inner_->solve(trans, n, nrhs, ipiv, b, ldb);
     }
@@ -155,6 +172,9 @@ public:
     // and its rows (a panel's, or those of the L21 an update multiplies).
     std::function<void(const std::string& what, int64_t r0, int64_t c0, int64_t cols, int64_t rows)>
         recorder;
+    // Called before each upload, on the thread that uploads (several devices:
+    // the device's feeder), which it may hold back.
+    std::function<void()> before_upload;
     // Makes the device another kind of device to the model cache.
     std::string fingerprint_suffix;
     // Every query() says "not yet", as a GPU's would while it computes: the
@@ -194,7 +214,8 @@ TEST(SchedulerFaults, EveryOperationFailingLeavesAUntouchedOrSaysSo) {
     const std::vector<float> a = make_matrix(n, n, n, MatrixKind::random, test_seed());
     const char* operations[] = {"allocate",     "upload",       "download",   "receive_panel",
                                 "store_panel",  "factor_panel", "take_panel", "take_panel_from",
-                                "swap_rows",    "form_u12",     "update_trailing", "catch_up"};
+                                "swap_rows",    "form_u12",     "update_trailing", "catch_up",
+                                "hold_left_factors", "keep_panel", "swap_left_factor_rows"};
     const Route routes[] = {{"one device, CPU panels, streamed", 1, PanelSite::cpu, true},
                             {"one device, device panels, streamed", 1, PanelSite::device, true},
                             {"one device, device panels, eager", 1, PanelSite::device, false},
@@ -343,6 +364,69 @@ TEST(SchedulerFaults, SolveBlockColumnRejectsWhatIsNotThere) {
 // which the panel waits for, nor the first panel, nor a CPU panel's step,
 // nor anything without look-ahead. Eager and streamed transfers, one device
 // and two, device panels and alternating sites.
+// Several devices, the matrix streamed, each block's upload held back until
+// the steps have factored all but two of the panels before it: the blocks
+// from the fourth on go live after columns have been factored, each caught up
+// with the copy of L's first columns that every device keeps while blocks
+// arrive. The factors pass LAPACK's residual test, the timeline shows the
+// catch-ups and the kept panels, and the same devices factor again.
+TEST(SchedulerStreams, BlocksArrivingLateOnSeveralDevicesAreCaughtUp) {
+    const uint64_t seed = test_seed();
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    const int n = 200, nb = 16;  // 13 blocks
+    const std::vector<float> a = make_matrix(n, n, n, MatrixKind::random, seed);
+    for (int count : {2, 3})
+        for (PanelSite site : {PanelSite::device, PanelSite::cpu}) {
+            SCOPED_TRACE(std::to_string(count) + " devices, panels on the " +
+                         (site == PanelSite::cpu ? "CPU" : "devices"));
+            std::atomic<int> panels{0};  // factored or stored so far, one a step
+            std::vector<std::unique_ptr<FaultyDevice>> owned;
+            std::vector<Device*> devices;
+            for (int d = 0; d < count; ++d) {
+                owned.push_back(std::make_unique<FaultyDevice>(d, "", 0));
+                owned.back()->observer = [&panels](const char* op) {
+                    const std::string what = op;
+                    if (what == "factor_panel" || what == "store_panel") ++panels;
+                };
+                // Upload u of device d is its u-th block, held back until the
+                // panels before it but two are done; step k needs block k + 1
+                // and has k panels done, so the steps never wait for a block
+                // that is held back.
+                const std::vector<int64_t> mine = BlockingPlan(n, n, nb, count).blocks_of(d);
+                owned.back()->before_upload = [&panels, mine, u = size_t(0)]() mutable {
+                    const int64_t block = mine.at(u++);
+                    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+                    while (panels.load() < block - 2 && std::chrono::steady_clock::now() < give_up)
+                        std::this_thread::sleep_for(std::chrono::microseconds(50));
+                };
+                devices.push_back(owned.back().get());
+            }
+            HybridSettings settings;
+            settings.block_size = nb;
+            settings.sites.assign((n + nb - 1) / nb, site);
+            settings.stream_matrix = true;
+            std::vector<float> lu = a;
+            std::vector<int> ipiv(n);
+            Report report;
+            HybridLU hybrid(devices, settings);
+            ASSERT_EQ(hybrid.factor(n, n, lu.data(), n, ipiv.data(), report), 0);
+            EXPECT_LT(factorization_residual(n, n, a.data(), n, lu.data(), n, ipiv.data()),
+                      kResidualBound);
+            auto spans = [&](const char* phase) {
+                return std::count_if(report.timeline.begin(), report.timeline.end(),
+                                     [&](const TimelineSpan& s) { return s.phase == phase; });
+            };
+            EXPECT_GE(spans("catch up"), 1) << "no block arrived late";
+            EXPECT_GE(spans("keep L"), count) << "no device kept a panel of L";
+            for (auto& device : owned) device->before_upload = nullptr;
+            std::vector<float> again = a;
+            Report report_again;
+            ASSERT_EQ(hybrid.factor(n, n, again.data(), n, ipiv.data(), report_again), 0);
+            EXPECT_LT(factorization_residual(n, n, a.data(), n, again.data(), n, ipiv.data()),
+                      kResidualBound);
+        }
+}
+
 TEST(SchedulerSteps, OnlyTheUpdateBesideTheNextPanelSaysSo) {
     const int n = 160, nb = 16, steps = n / nb;
     const std::vector<float> a = make_matrix(n, n, n, MatrixKind::random, test_seed());

@@ -7,8 +7,10 @@
 #include <lapacke.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -442,7 +444,11 @@ TEST_P(HybridScheduler, PeerAndHostPanelPathsGiveTheSameFactors) {
             SCOPED_TRACE("devices=" + std::to_string(devices) + " " + std::to_string(m) + " x " +
                          std::to_string(n));
             const auto a = make_matrix(m, n, m, MatrixKind::random, seed + m + n);
-            Options peer = host_options(32, 1, devices), host = peer;
+            // Sent eagerly: streamed, a block is caught up at whichever step
+            // it arrives, and the two calls would round differently.
+            Options peer = host_options(32, 1, devices);
+            peer.stream_matrix = false;
+            Options host = peer;
             host.peer_copies = false;
             const Factored p = factor(m, n, a, peer), h = factor(m, n, a, host);
             EXPECT_EQ(p.info, 0);
@@ -513,10 +519,11 @@ INSTANTIATE_TEST_SUITE_P(
 // U12 the arithmetic is the same wherever a panel is factored: the factors
 // must be bit-identical to the all-CPU plan's on the same devices (BLAS may
 // round a product over other column ranges differently, so not across
-// device counts or look-ahead settings). The matrix is streamed, except for
-// the all-device plan on one device: that one would defer blocks and catch
-// them up (a plan with CPU panels sends every block first), in products that
-// round differently.
+// device counts or look-ahead settings). The matrix is streamed on one
+// device, except for the all-device plan: that one would defer blocks and
+// catch them up (a plan with CPU panels sends every block first), in products
+// that round differently. Several devices take it eagerly: streamed, their
+// blocks are caught up at whichever step each arrives.
 TEST(HybridSchedulerSites, MixedSitesAndVariableWidthsGiveTheSameFactors) {
     const uint64_t seed = test_seed();
     SCOPED_TRACE("seed=" + std::to_string(seed));
@@ -532,7 +539,7 @@ TEST(HybridSchedulerSites, MixedSitesAndVariableWidthsGiveTheSameFactors) {
         settings.lookahead = lookahead;
         settings.inverse_threshold = 0.0f;
         settings.panel = PanelMethod::lapack;
-        settings.stream_matrix = !(devices == 1 && all_device);
+        settings.stream_matrix = devices == 1 && !all_device;
         return factor_on_host_devices(devices, settings, m, n, a);
     };
     const int64_t steps = BlockingPlan(m, n, widths, 1).steps();
@@ -625,7 +632,8 @@ TEST(HybridSchedulerSites, AutomaticPlanOnTheGpu) {
 // A CPU panel's threads split its rows at cache lines of the panel's address,
 // so the panel buffers are cache-line aligned wherever they come from (CUDA's
 // pinned memory is), and a factorization with CPU panels of several threads
-// gives the same bits on every call.
+// gives the same bits on every call (of two devices, with the matrix sent
+// eagerly: streamed, a block is caught up at whichever step it arrives).
 TEST(HybridSchedulerHost, BuffersAlignedAndRepeatedCallsBitIdentical) {
     auto device = make_host_device(0);
     for (int64_t count : {1, 3, 17, 1000, 100003}) {
@@ -640,6 +648,7 @@ TEST(HybridSchedulerHost, BuffersAlignedAndRepeatedCallsBitIdentical) {
     HybridSettings settings;
     settings.block_size = 128;
     settings.panel = PanelMethod::recursive;
+    settings.stream_matrix = false;
     const Factored first = factor_on_host_devices(2, settings, n, n, a);
     // Something else on the heap between the calls moves the next buffers.
     std::vector<std::unique_ptr<char[]>> clutter;
@@ -652,18 +661,55 @@ TEST(HybridSchedulerHost, BuffersAlignedAndRepeatedCallsBitIdentical) {
 }
 
 TEST(BlockingPlan, BlocksStepsAndOwnership) {
-    const BlockingPlan plan(10, 25, 4, 3);  // blocks at 0,4,...,24; panels only below row 10
+    const BlockingPlan plan(30, 25, 4, 3);  // blocks at 0,4,...,24
     EXPECT_EQ(plan.blocks(), 7);
-    EXPECT_EQ(plan.steps(), 3);
+    EXPECT_EQ(plan.steps(), 7);
     EXPECT_EQ(plan.panel_width(0), 4);
-    EXPECT_EQ(plan.panel_width(2), 2);  // rows run out before the block does
     EXPECT_EQ(plan.block_width(6), 1);
-    EXPECT_EQ(plan.owner(4), 1);
+    // Equal widths: dealt cyclically.
+    for (int64_t b = 0; b < plan.blocks(); ++b) EXPECT_EQ(plan.owner(b), b % 3) << b;
     EXPECT_EQ(plan.local_cols(0) + plan.local_cols(1) + plan.local_cols(2), 25);
     EXPECT_EQ(plan.local_cols(0), 4 + 4 + 1);  // blocks 0, 3, 6
+    EXPECT_EQ(plan.blocks_of(0), (std::vector<int64_t>{0, 3, 6}));
     EXPECT_EQ(plan.local_begin(0, 12), 4);     // block 0 lies left of column 12
     EXPECT_EQ(plan.local_begin(0, 14), 6);     // and two columns of block 3
     EXPECT_EQ(plan.local_begin(1, 0), 0);
+    EXPECT_EQ(plan.local_begin(2, 25), plan.local_cols(2));
+
+    const BlockingPlan short_rows(10, 25, 4, 3);  // panels only below row 10
+    EXPECT_EQ(short_rows.steps(), 3);
+    EXPECT_EQ(short_rows.panel_width(2), 2);  // rows run out before the block does
+}
+
+// Wide and narrow blocks alternating (as the planner's widths may): dealt by
+// the update work each block receives, not cyclically, the two devices' work
+// stays within one block's of each other, where cyclic dealing would give the
+// wide blocks, and most of the work, to one device.
+TEST(BlockingPlan, MixedWidthsDealtByWork) {
+    const int64_t n = 8192;
+    std::vector<int> widths = {128};
+    while (std::accumulate(widths.begin(), widths.end(), int64_t(0)) < n)
+        widths.push_back(widths.size() % 2 == 1 ? 512 : 128);
+    const BlockingPlan plan(n, n, widths, 2);
+    std::vector<double> work(2, 0.0);
+    double received = 0.0, largest = 0.0;
+    for (int64_t b = 0; b < plan.blocks(); ++b) {
+        const double w = 2.0 * received * double(plan.block_width(b));
+        work[plan.owner(b)] += w;
+        largest = std::max(largest, w);
+        if (b < plan.steps())
+            received += double(n - plan.block_begin(b) - plan.panel_width(b)) * plan.panel_width(b);
+        EXPECT_EQ(plan.local_begin(plan.owner(b), plan.block_begin(b)),
+                  [&] {
+                      int64_t cols = 0;
+                      for (int64_t c = 0; c < b; ++c)
+                          if (plan.owner(c) == plan.owner(b)) cols += plan.block_width(c);
+                      return cols;
+                  }())
+            << b;
+    }
+    EXPECT_LE(std::abs(work[0] - work[1]), largest);
+    EXPECT_EQ(plan.local_cols(0) + plan.local_cols(1), n);
 }
 
 }  // namespace

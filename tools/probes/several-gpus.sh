@@ -2,7 +2,7 @@
 # One call on a machine of several GPUs (device tool, kinds nvidia-h200-x2 /
 # -x4): build, then `tandem-bench lu` from host memory on G GPUs for each G
 # in GPUS, one process each, cuSOLVER on one GPU beside every run and, from
-# two GPUs, cusolverMg on the same GPUs; the largest G records a trace. One
+# two GPUs, cusolverMg on the same GPUs; every G records a trace. One
 # GPU's process at 32768 and 65536 did not finish in 75 s on four H200s (its
 # warm-up and repeats of tandem and cuSOLVER, cuSOLVER's also with copies):
 # give LIMIT enough, and keep the call under its 10 minutes (TESTS=1 adds
@@ -19,10 +19,8 @@ if [ "${TESTS:-0}" = 1 ]; then
   grep -E "tests passed|tests failed|\(Failed\)" "$OUT/tests.log" | tail -5
 fi
 gpus_list=${GPUS:-1 2 4}
-largest=${gpus_list##* }
 for g in $gpus_list; do
-  extra=()
-  [ "$g" = "$largest" ] && extra=(--trace "$OUT/trace-${g}gpus.json")
+  extra=(--trace "$OUT/trace-${g}gpus.json" --plan)
   echo "== $g GPU(s) $(date -u +%H:%M:%S)"
   timeout "${LIMIT:-150}" build/bench/tandem-bench lu --gpus "$g" --sizes "${SIZES:-32768,65536}" \
     --repeats "${REPEATS:-2}" --cpu-max-n 0 --csv "$OUT/gpus-$g.csv" "${extra[@]}" > "$OUT/gpus-$g.log" 2>&1
