@@ -31,15 +31,16 @@
 //    next step would outgrow it, every block goes live at once. With neither
 //    a deferred upload nor left factors the devices would wait for the whole
 //    matrix after the first step: on four H200s behind one host at n = 32768,
-//    for 120 ms of a 404 ms call.
+//    for 120 ms of a 404 ms call. When a block goes live depends on the
+//    copies' speed, so the factors' last bits may differ from call to call.
 //  * Gather: rows [j_k, j_k + w) of every column on the device are final once
 //    step k has formed U12 (later steps touch only rows below), and so are rows
 //    [0, j) of a block once it has caught up with j columns. Each such piece is
 //    copied into the caller's array as soon as it is final and the host is
 //    otherwise idle, so the final gather is only the last step's rows. With
-//    several devices a piece holds a device's own (block-cyclic) columns: a
-//    host thread of its own (FactorCollector) takes it through pinned memory
-//    and puts each column in its place, while this thread issues the steps.
+//    several devices a piece holds a device's own columns: a host thread of
+//    its own (FactorCollector) takes it through pinned memory and puts each
+//    column in its place, while this thread issues the steps.
 // Order: a block is always read from the caller's array before any piece is
 // written to its columns (pieces cover uploaded blocks only, on the same queue).
 #ifndef TANDEM_SCHEDULER_MATRIX_STREAM_HPP

@@ -199,6 +199,18 @@ private:
     int64_t queries_ = 0;
 };
 
+// `lu` factors a copy of the n x n matrix a: info 0 and LAPACK's residual
+// test passed. Returns the call's report.
+Report factor_and_check(HybridLU& lu, int n, const std::vector<float>& a) {
+    std::vector<float> factors = a;
+    std::vector<int> ipiv(static_cast<size_t>(n));
+    Report report;
+    EXPECT_EQ(lu.factor(n, n, factors.data(), n, ipiv.data(), report), 0);
+    EXPECT_LT(factorization_residual(n, n, a.data(), n, factors.data(), n, ipiv.data()),
+              kResidualBound);
+    return report;
+}
+
 struct Route {
     const char* name;
     int devices;
@@ -279,13 +291,8 @@ TEST(SchedulerFaults, EveryOperationFailingLeavesAUntouchedOrSaysSo) {
                 failures_seen += threw;
                 // The same devices factor correctly afterwards.
                 for (auto& device : owned) device->disarm();
-                std::vector<float> again = a;
-                std::vector<int> ipiv_again(n);
-                Report report_again;
                 HybridLU fresh(devices, settings);
-                ASSERT_EQ(fresh.factor(n, n, again.data(), n, ipiv_again.data(), report_again), 0);
-                EXPECT_LT(factorization_residual(n, n, a.data(), n, again.data(), n, ipiv_again.data()),
-                          kResidualBound);
+                factor_and_check(fresh, n, a);
             }
     EXPECT_GT(failures_seen, 50) << failures_seen;  // most operations are reached on most routes
     EXPECT_GT(written_before_failing, 0) << "no row of the factors reached A while the steps ran";
@@ -405,13 +412,8 @@ TEST(SchedulerStreams, BlocksArrivingLateOnSeveralDevicesAreCaughtUp) {
             settings.block_size = nb;
             settings.sites.assign((n + nb - 1) / nb, site);
             settings.stream_matrix = true;
-            std::vector<float> lu = a;
-            std::vector<int> ipiv(n);
-            Report report;
             HybridLU hybrid(devices, settings);
-            ASSERT_EQ(hybrid.factor(n, n, lu.data(), n, ipiv.data(), report), 0);
-            EXPECT_LT(factorization_residual(n, n, a.data(), n, lu.data(), n, ipiv.data()),
-                      kResidualBound);
+            const Report report = factor_and_check(hybrid, n, a);
             auto spans = [&](const char* phase) {
                 return std::count_if(report.timeline.begin(), report.timeline.end(),
                                      [&](const TimelineSpan& s) { return s.phase == phase; });
@@ -419,11 +421,7 @@ TEST(SchedulerStreams, BlocksArrivingLateOnSeveralDevicesAreCaughtUp) {
             EXPECT_GE(spans("catch up"), 1) << "no block arrived late";
             EXPECT_GE(spans("keep L"), count) << "no device kept a panel of L";
             for (auto& device : owned) device->before_upload = nullptr;
-            std::vector<float> again = a;
-            Report report_again;
-            ASSERT_EQ(hybrid.factor(n, n, again.data(), n, ipiv.data(), report_again), 0);
-            EXPECT_LT(factorization_residual(n, n, a.data(), n, again.data(), n, ipiv.data()),
-                      kResidualBound);
+            factor_and_check(hybrid, n, a);
         }
 }
 

@@ -160,10 +160,14 @@ struct Options {
     // rows of the factors are copied out as soon as they are final, and with
     // one device whose plan has no CPU panels columns are uploaded as they are
     // needed (one device with CPU panels: all before the first step; several
-    // devices: all from the start, each step running on the blocks that have
+    // devices: all from the start, each block joining the steps once it has
     // arrived). false: the whole matrix up front and back at the end. A
     // run-time failure may then leave A partially overwritten, which the
-    // error's text says.
+    // error's text says. A block that joins late is brought up to date in one
+    // product, which rounds differently from the steps' updates, and when it
+    // joins depends on the copies' speed: on a GPU the factors' last bits (and
+    // rarely a pivot among near-equal candidates) may then differ from call to
+    // call. false: no block joins late.
     bool stream_matrix = true;
 };
 
