@@ -151,11 +151,7 @@ public:
 
     void swap_rows(Queue, int64_t c0, int64_t cols, int64_t k1, int64_t k2,
                    const int* ipiv) override {
-        if (cols <= 0) return;
-        for (int64_t k = k1; k < k2; ++k) {
-            const int64_t p = ipiv[k] - 1;
-            if (p != k) std::swap_ranges(&at(k, c0), &at(k, c0) + cols, &at(p, c0));
-        }
+        swap_rows_of(storage_.data() + c0, ld_, cols, k1, k2, ipiv);
     }
 
     void form_u12(Queue, int64_t r0, int width, int64_t c0, int64_t cols,
@@ -244,12 +240,7 @@ public:
                                const int* ipiv) override {
         if (cols > left_cols_ || k1 < 0 || k2 > rows_)
             throw Error(TANDEM_ERROR_INTERNAL, name() + ": swap_left_factor_rows outside the left factors");
-        if (cols <= 0) return;
-        for (int64_t k = k1; k < k2; ++k) {
-            const int64_t p = ipiv[k] - 1;
-            float* row = &left_[static_cast<size_t>(k * left_cols_)];
-            if (p != k) std::swap_ranges(row, row + cols, &left_[static_cast<size_t>(p * left_cols_)]);
-        }
+        swap_rows_of(left_.data(), left_cols_, cols, k1, k2, ipiv);
     }
 
     void solve(char trans, int64_t n, int64_t nrhs, const int* ipiv, float* b,
@@ -370,6 +361,16 @@ public:
 
 private:
     float& at(int64_t i, int64_t j) { return storage_[static_cast<size_t>(i * ld_ + j)]; }
+
+    // LAPACK laswp on `cols` columns of a row-major block at `base` (ld).
+    static void swap_rows_of(float* base, int64_t ld, int64_t cols, int64_t k1, int64_t k2,
+                             const int* ipiv) {
+        if (cols <= 0) return;
+        for (int64_t k = k1; k < k2; ++k) {
+            const int64_t p = ipiv[k] - 1;
+            if (p != k) std::swap_ranges(base + k * ld, base + k * ld + cols, base + p * ld);
+        }
+    }
 
     // x rounded to nearest (ties to even) at bit `dropped_bits` of its
     // significand: TF32 (13) or BF16 (16). Inf and NaN stay themselves; a

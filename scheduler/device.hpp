@@ -26,7 +26,10 @@
 // * Queues. Operations are issued to one of three in-order queues: `compute`
 //   (the updates), `transfer` (the panels' traffic and device panels: latency
 //   matters) and `copy` (bulk traffic of the matrix itself). Work on different
-//   queues may overlap; record()/wait() order it.
+//   queues may overlap; record()/wait() order it. Different queues may be
+//   used from different host threads, but one queue from one thread at a
+//   time: an upload or download passes through its queue's staging buffer in
+//   several parts, and two threads' parts would interleave there.
 //   A device without real asynchrony (the host device) may run every call to
 //   completion before returning; the scheduler must be correct either way.
 // * Errors. Every failure throws tandem::Error naming the failing call.

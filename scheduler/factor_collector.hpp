@@ -8,8 +8,9 @@
 // passed) goes device -> pinned scratch (kSlots per device, so that the copy
 // engine fetches one piece while the thread places the last) -> its columns in
 // A. The thread uses only the devices' copy queues, events and downloads, which
-// CudaDevice and the host device allow from a second thread; its timeline
-// spans are kept apart and handed over by finish().
+// CudaDevice and the host device allow from a second thread while no other
+// thread uses the copy queues (MatrixStream adds pieces once its feeders are
+// done); its timeline spans are kept apart and handed over by finish().
 #ifndef TANDEM_SCHEDULER_FACTOR_COLLECTOR_HPP
 #define TANDEM_SCHEDULER_FACTOR_COLLECTOR_HPP
 
