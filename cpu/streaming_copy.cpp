@@ -1,5 +1,8 @@
 #include "scheduler/streaming_copy.hpp"
 
+#include <omp.h>
+
+#include <algorithm>
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -31,5 +34,7 @@ void copy_floats_streaming(float* to, const float* from, int64_t count) {
     std::memcpy(to, from, sizeof(float) * static_cast<size_t>(count));
 #endif
 }
+
+int host_copy_threads() { return std::max(1, std::min(omp_get_max_threads(), kMostHostCopyThreads)); }
 
 }  // namespace tandem

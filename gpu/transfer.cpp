@@ -64,7 +64,7 @@ bool use_bounce(cudaMemoryType type, int64_t rows, int64_t cols) {
 // tandem-host-transfers, docs/PERFORMANCE.md).
 void copy_columns(const float* from, int64_t ld_from, float* to, int64_t ld_to, int64_t rows,
                   int64_t cols, bool streaming) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(host_copy_threads())
     for (int64_t j = 0; j < cols; ++j) {
         if (streaming)
             copy_floats_streaming(to + j * ld_to, from + j * ld_from, rows);

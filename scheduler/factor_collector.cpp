@@ -149,7 +149,7 @@ void FactorCollector::scatter(int d, const float* from, int64_t r0, int64_t rows
             targets_[static_cast<size_t>(c - c0)] = plan_.block_begin(b) + (c - local);
     }
     const int64_t* target = targets_.data();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(host_copy_threads())
     for (int64_t c = 0; c < cols; ++c)
         copy_floats_streaming(a_ + r0 + target[c] * lda_, from + c * rows, rows);
 }

@@ -12,10 +12,11 @@ namespace tandem {
 namespace {
 
 // The format's number: a file with another one is recalibrated, not read. In
-// format 9 panels and updates are measured up to 1024 wide, the CPU panel
-// with its inv(L11), and whole small calls and sgetrs's two routes, with one
-// right-hand side, kSeveralRhs and kManyRhs, for the automatic backend.
-constexpr const char* kHeader = "tandem-performance-model 9";
+// format 10 panels and updates are measured up to 1024 wide, the CPU panel
+// with its inv(L11), whole small calls and sgetrs's two routes, with one
+// right-hand side, kSeveralRhs and kManyRhs, for the automatic backend, and
+// the host copies with at most kMostHostCopyThreads threads.
+constexpr const char* kHeader = "tandem-performance-model 10";
 
 bool positive(double v) { return std::isfinite(v) && v > 0.0; }
 

@@ -16,6 +16,17 @@ namespace tandem {
 // The stores are ordered (a store fence) before this returns.
 void copy_floats_streaming(float* to, const float* from, int64_t count);
 
+// The most threads a copy between host buffers takes. Sixteen reach the host's
+// memory rate (48 GB/s pageable -> pinned on a four-H200 machine of 64 cores,
+// as fast as 32 on the two-H200 one); a team of all 64 made each of an
+// upload's parallel regions cost milliseconds there, and the copies ran at
+// 0.7 GB/s (docs/PERFORMANCE.md).
+constexpr int kMostHostCopyThreads = 16;
+
+// The team for a parallel copy on this thread: its OpenMP threads, at most
+// kMostHostCopyThreads.
+int host_copy_threads();
+
 }  // namespace tandem
 
 #endif  // TANDEM_SCHEDULER_STREAMING_COPY_HPP

@@ -1,8 +1,11 @@
 // copy_floats_streaming: every length and both alignments of source and
 // destination (the non-temporal stores need 16-byte alignment, so the head and
-// tail take another path), and nothing written outside the destination.
+// tail take another path), and nothing written outside the destination; the
+// team a host copy takes.
 #include <gtest/gtest.h>
+#include <omp.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -33,6 +36,26 @@ TEST(StreamingCopy, CopiesEveryLengthAtEveryAlignment) {
                           0);
                 for (int i = to_offset + count; i < count + 8; ++i) EXPECT_EQ(to[i], kPoison);
             }
+}
+
+TEST(StreamingCopy, HostCopiesTakeTheThreadsTeamUpToTheCap) {
+    const int saved = omp_get_max_threads();
+    for (int threads : {1, 3, kMostHostCopyThreads, kMostHostCopyThreads + 1, 4 * kMostHostCopyThreads}) {
+        omp_set_num_threads(threads);
+        EXPECT_EQ(host_copy_threads(), std::min(threads, kMostHostCopyThreads)) << threads;
+    }
+    omp_set_num_threads(saved);
+    // The cap is per calling thread: a thread with a smaller share keeps it.
+    int on_thread = 0;
+#pragma omp parallel num_threads(2)
+    {
+#pragma omp single
+        {
+            omp_set_num_threads(2);
+            on_thread = host_copy_threads();
+        }
+    }
+    EXPECT_EQ(on_thread, 2);
 }
 
 }  // namespace
