@@ -79,6 +79,9 @@ void print_lu_usage(std::ostream& os) {
           "  --repeats R          timed repeats per size and implementation (default 3)\n"
           "  --cpu-max-n N        skip LAPACK on the CPU for n > N (default 8192 with a GPU,\n"
           "                       2048 without)\n"
+          "  --baselines B        0: tandem alone, for comparing tandem's own options (its\n"
+          "                       ratios to the libraries need B = 1); 1: LAPACK, cuSOLVER\n"
+          "                       and cusolverMg beside it (default 1)\n"
           "  --seed S             seed of the random matrices, entries uniform in [-1,1]\n"
           "  --csv FILE           write the results as CSV\n"
           "  --plot FILE.png      plot GFLOP/s against n (gnuplot or python3+matplotlib)\n"
@@ -97,7 +100,7 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
     static const std::vector<std::string> valued = with_sweep_options(
         {"--backend", "--nb", "--max-nb", "--lookahead", "--gpus", "--plot", "--trace", "--panel",
          "--gemm", "--update-precision", "--placement", "--device-panel", "--stream", "--peer",
-         "--matrix"});
+         "--matrix", "--baselines"});
     for (std::size_t i = 0; i < args.size(); ++i) {
         std::string name, value;
         if (!next_option(args, i, flags, valued, name, value, error)) return false;
@@ -159,6 +162,8 @@ bool parse_lu_args(const std::vector<std::string>& args, LuArgs& out, std::strin
                 return false;
             }
             out.matrix_on_gpu = value == "gpu";
+        } else if (name == "--baselines") {
+            if (!parse_switch(name, value, out.baselines, error)) return false;
         } else if (name == "--peer") {
             if (!parse_switch(name, value, out.options.peer_copies, error)) return false;
         } else if (name == "--nb") {

@@ -21,6 +21,7 @@ struct LuArgs : SweepOptions {
     std::string trace_path;
     bool matrix_on_gpu = false;   // time tandem::sgetrf_gpu on a copy in GPU memory
     bool show_plan = false;       // print tandem's plan (widths, sites) of each size
+    bool baselines = true;        // time LAPACK, cuSOLVER and cusolverMg beside tandem
     bool help = false;
 };
 

@@ -312,6 +312,8 @@ int run_lu_mode(const std::vector<std::string>& raw_args, const std::string& com
     std::string cusolver_note;  // empty: cuSOLVER runs
     if (!cusolver_compiled()) cusolver_note = "cuSOLVER: no GPU backend";
     else if (!gpu) cusolver_note = "cuSOLVER: no GPU present";
+    else if (!args.baselines) cusolver_note = "cuSOLVER: not timed (--baselines 0)";
+    if (!args.baselines) args.cpu_max_n = 0;
     const bool show_cusolver = cusolver_note.empty();
 
     std::string resolved = "?";

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -150,6 +151,27 @@ std::vector<int> candidate_widths_up_to(int max_width) {
     return widths;
 }
 
+namespace {
+
+// The planner's plan; on several devices with widths left to the plan, the
+// best of the plans that keep one width for every step (why: plan_steps).
+StepPlan plan_widths(const PerformanceModel& model, const StepPlanRequest& request, int64_t cpu_from) {
+    if (request.num_devices <= 1 || request.block_size > 0)
+        return Planner(model, request, cpu_from).plan();
+    const int64_t kmax = std::min(request.m, request.n);
+    std::optional<StepPlan> best;
+    for (int w : request.candidate_widths) {
+        if (w <= 0 || w > kmax) continue;
+        StepPlanRequest uniform = request;
+        uniform.block_size = w;
+        StepPlan plan = Planner(model, uniform, cpu_from).plan();
+        if (!best || plan.predicted_seconds < best->predicted_seconds) best = std::move(plan);
+    }
+    return best ? std::move(*best) : Planner(model, request, cpu_from).plan();
+}
+
+}  // namespace
+
 StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& request) {
     // Streamed, the host spends the whole factorization moving the matrix
     // (uploads first, then every row of the factors as it becomes final): a CPU
@@ -158,11 +180,11 @@ StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& reques
     // steps, which the step model alone prefers, were 4% slower at n = 32768
     // on one GPU and left a 0.45 s backlog of gathers at n = 65536 on two.
     const bool keep_host = request.streamed && request.placement == PanelPlacement::automatic;
-    StepPlan plan = Planner(model, request, keep_host ? INT64_MAX : 0).plan();
+    StepPlan plan = plan_widths(model, request, keep_host ? INT64_MAX : 0);
     if (request.placement == PanelPlacement::automatic && has_cpu_panels(plan.sites)) {
         StepPlanRequest device_only = request;
         device_only.placement = PanelPlacement::device;
-        StepPlan devices = Planner(model, device_only, INT64_MAX).plan();
+        StepPlan devices = plan_widths(model, device_only, INT64_MAX);
         if (devices.predicted_seconds <= (1.0 + kCpuPanelPlanMargin) * plan.predicted_seconds) {
             devices.cpu_alternative_seconds = plan.predicted_seconds;
             plan = std::move(devices);

@@ -124,6 +124,15 @@ constexpr double kCpuPanelPlanMargin = 0.05;
 // the model timed kExtrapolatedStepModelOptimism), the plan is that single step.
 // Automatic placement keeps CPU panels only in a plan that the model puts
 // more than kCpuPanelPlanMargin ahead of device panels alone.
+// On several devices, with widths left to the plan, every step has the same
+// width: the candidate whose plan the model predicts fastest. The step model
+// leaves out what a step costs there beyond one device's (the panel's copies
+// to the other devices, which wait for them), and a narrow step's update,
+// split over the devices, is too short to hide the wide panel after it. On
+// four H200s (tandem-bench lu --gpus 4 --nb W, 2026-11-27, docs/PERFORMANCE.md)
+// the model's plans of mixed widths, predicted 1% faster than the best single
+// width, ran 0.344 s at n = 32768 and 1.53 s at 65536, against 0.322 s
+// (512 wide) and 1.42 s (1024).
 StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& request);
 
 }  // namespace tandem

@@ -482,6 +482,28 @@ TEST(StepPlanner, IsDeterministicCoversTheColumnsAndHonoursForcedChoices) {
     }
 }
 
+TEST(StepPlanner, SeveralDevicesKeepOneWidthTheBestByTheModel) {
+    // One device may mix widths; on several, every step but a cut last one
+    // has the same width, and no single width's plan is predicted faster.
+    const PerformanceModel model = synthetic_model(1e-12, 1.5e-3);
+    for (int devices : {2, 4}) {
+        SCOPED_TRACE(std::to_string(devices) + " devices");
+        StepPlanRequest r;
+        r.m = r.n = 20000;
+        r.num_devices = devices;
+        r.placement = PanelPlacement::device;
+        const StepPlan plan = plan_steps(model, r);
+        ASSERT_FALSE(plan.widths.empty());
+        for (size_t k = 0; k + 1 < plan.widths.size(); ++k) EXPECT_EQ(plan.widths[k], plan.widths[0]);
+        EXPECT_EQ(sum_of(plan.widths) - plan.widths.back() < r.n, true);
+        for (int w : r.candidate_widths) {
+            StepPlanRequest uniform = r;
+            uniform.block_size = w;
+            EXPECT_LE(plan.predicted_seconds, plan_steps(model, uniform).predicted_seconds) << w;
+        }
+    }
+}
+
 CalibrationGrid tiny_grid() {
     CalibrationGrid g;
     g.panel_rows = {64, 256};
