@@ -153,11 +153,10 @@ void MatrixStream::ensure_live(int64_t count, int64_t j, int step) {
 }
 
 void MatrixStream::take_arrived(int64_t j, int step) {
-    const BlockingPlan& plan = ctx_.plan;
-    if (!feeding_ || live_ >= plan.blocks()) return;
-    if (!left_factors_grow_past(j)) return ensure_live(plan.blocks(), j, step);
-    while (live_ < plan.blocks() && arrived(live_)) take_live(live_++, j, step);
-    if (live_ == plan.blocks()) join_feeders();
+    if (!feeding_) return;
+    int64_t count = live_;
+    while (count < ctx_.plan.blocks() && arrived(count)) ++count;
+    ensure_live(count, j, step);
 }
 
 // The columns L will have once the panel at column j is kept: beyond the
@@ -175,20 +174,23 @@ bool MatrixStream::arrived(int64_t b) {
 }
 
 void MatrixStream::take_live(int64_t b, int64_t j, int step) {
-    const BlockingPlan& plan = ctx_.plan;
-    const int d = plan.owner(b);
-    Device& dev = *ctx_.devices[d];
-    dev.wait(Queue::compute, arrival(b));
+    ctx_.devices[ctx_.plan.owner(b)]->wait(Queue::compute, arrival(b));
     if (j == 0) return;
     if (j > left_kept_)
         throw Error(TANDEM_ERROR_INTERNAL, "MatrixStream: block " + std::to_string(b) +
                                                " needs " + std::to_string(j) + " columns of L, " +
                                                std::to_string(left_kept_) + " are kept");
+    catch_up_block(b, j, step);
+}
+
+void MatrixStream::catch_up_block(int64_t b, int64_t j, int step) {
+    const BlockingPlan& plan = ctx_.plan;
+    const int d = plan.owner(b);
     const int64_t c = plan.local_begin(d, plan.block_begin(b));
     const int64_t w = plan.block_width(b);
     ctx_.timed(d, Queue::compute, "catch up", step,
                [&](Device& x) { x.catch_up(Queue::compute, c, w, j, ipiv_.data()); });
-    add_piece({d, dev.record(Queue::compute), 0, j, c, w, step});  // rows above j: final
+    add_piece({d, ctx_.devices[d]->record(Queue::compute), 0, j, c, w, step});  // rows above j: final
 }
 
 void MatrixStream::keep_left_factors(int64_t k) {
@@ -220,10 +222,7 @@ void MatrixStream::issue_upload(int64_t b, int64_t j, int step) {
         x.upload(Queue::copy, a_ + plan.block_begin(b) * lda_, lda_, 0, c, plan.rows(), w);
     });
     dev.wait(Queue::compute, dev.record(Queue::copy));
-    if (j == 0) return;
-    ctx_.timed(d, Queue::compute, "catch up", step,
-               [&](Device& x) { x.catch_up(Queue::compute, c, w, j, ipiv_.data()); });
-    add_piece({d, dev.record(Queue::compute), 0, j, c, w, step});  // rows above j: final
+    if (j > 0) catch_up_block(b, j, step);
 }
 
 void MatrixStream::add_piece(const Piece& piece) {

@@ -127,6 +127,9 @@ private:
     void feed(int d, int threads);
     // Several devices, streamed: block b live, waiting for it and caught up to j.
     void take_live(int64_t b, int64_t j, int step);
+    // Block b (live on its owner) brought up to date with the first j
+    // columns, its rows above j then final (a piece to gather).
+    void catch_up_block(int64_t b, int64_t j, int step);
     bool arrived(int64_t b);  // its upload has been issued (or a feeder failed)
     bool left_factors_grow_past(int64_t j) const;
     void upload_block(int64_t b, int64_t j, int step);  // issue_upload, timed on the host

@@ -123,7 +123,7 @@ TEST(PerformanceModel, CpuCrossoverWhereTheMeasuredCallsMeet) {
     for (WholeTiming& t : cpu_everywhere.device_calls) t.seconds = 1.0;
     EXPECT_EQ(cpu_everywhere.cpu_crossover_n(), 257);  // 256 itself on the CPU
 
-    PerformanceModel repeated = m;  // a size measured twice counts as one sample
+    PerformanceModel repeated = m;  // two samples of one size count as one
     repeated.cpu_calls.push_back({64, 1e-6 * std::pow(4.0, 3.0)});
     repeated.device_calls.push_back({64, 1e-4});
     EXPECT_EQ(repeated.cpu_crossover_n(), m.cpu_crossover_n());
@@ -369,7 +369,7 @@ TEST(StepPlanner, SlowCpuPanelsGoToTheDeviceAndFastOnesStayOnTheCpu) {
 
 TEST(StepPlanner, TallPanelsOnTheDeviceShortOnesOnTheCpu) {
     // CPU panels cost in proportion to their height, device panels do not:
-    // the plan switches from device to CPU at one step and never switches back.
+    // the plan has device panels up to one step and CPU panels from there on.
     StepPlanRequest r;
     r.m = r.n = 32768;
     r.block_size = 256;
@@ -445,7 +445,7 @@ TEST(StepPlanner, PanelsReadDeviceToDeviceCostNoHostTransfers) {
     const StepPlan peer = plan_steps(model, r);
     EXPECT_EQ(peer.widths, through_host.widths);
     EXPECT_LT(peer.predicted_seconds, through_host.predicted_seconds);
-    // One device: there is nothing to send, and the flag changes nothing.
+    // One device: there is nothing to send, and the flag has no effect.
     r.num_devices = 1;
     const double one_peer = plan_steps(model, r).predicted_seconds;
     r.peer_panels = false;
@@ -467,7 +467,7 @@ TEST(StepPlanner, IsDeterministicCoversTheColumnsAndHonoursForcedChoices) {
         EXPECT_GE(sum_of(a.widths), std::min(m, n));
         EXPECT_LT(sum_of(a.widths) - a.widths.back(), std::min(m, n));
         for (int w : a.widths) EXPECT_TRUE(w == 128 || w == 256 || w == 384 || w == 512 || w == std::min(m, n));
-        // The plan goes through the blocking plan unchanged.
+        // The blocking plan takes the plan's widths as they are.
         BlockingPlan blocking(m, n, a.widths, 2);
         EXPECT_EQ(blocking.steps(), static_cast<int64_t>(a.widths.size()));
         blocking.set_panel_sites(a.sites);
@@ -585,7 +585,7 @@ TEST(ModelCache, WritesReadsAndReplacesACorruptFile) {
         detail::machine_model(*device, PanelMethod::recursive, dir.string(), false, tiny_grid());
     EXPECT_EQ(garbled.origin.rfind("calibrated", 0), 0u) << garbled.origin;
     // Whole files that tandem wrote: of another format, and of this format
-    // but malformed. Each is recalibrated, and the call names the reason.
+    // but malformed. Each is calibrated anew, and the call names the reason.
     const std::string current_text = first.model.serialize();
     const std::string current_header = current_text.substr(0, current_text.find('\n') + 1);
     for (const auto& [contents, reason] :
