@@ -20,6 +20,9 @@ struct HybridSettings {
     int block_size = 256;            // panel width nb (> 0), unless widths is given
     std::vector<int> widths;         // variable blocking: block widths in order (see BlockingPlan)
     std::vector<PanelSite> sites;    // where each step's panel is factored; empty = all on the CPU
+    // Per step, several devices: a device panel factored before its owner's
+    // share of the step before's update, not beside it (StepPlan); empty = none.
+    std::vector<bool> panels_before_update;
     int lookahead = 1;               // 0 or 1
     float inverse_threshold = 1000;  // see Options::inverse_threshold
     PanelMethod panel = PanelMethod::automatic;

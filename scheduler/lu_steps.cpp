@@ -304,11 +304,30 @@ void LuSteps::update_trailing_columns(int64_t k, bool use_inverse) {
     // Rows j .. j+width are final now on every column the devices hold.
     for (int d = 0; d < devices; ++d)
         stream_.rows_final(d, devices_[d]->record(Queue::compute), j, width, step);
-    if (!update_on_arrival)
+    if (!update_on_arrival) {
+        // Panel k+1 before its owner's share of this update (the plan says
+        // so where the panel beside it would hold up the step): the owner's
+        // look-ahead, every other device's update, the panel, and then the
+        // owner's update, which waits for it.
+        const bool panel_first = panel_beside_update && panel_before_update(k + 1);
+        const ColumnRange* owner_range = nullptr;
         for (const ColumnRange& r : ranges) {
+            const int64_t next_cols = lookahead_columns(k, r);
+            if (panel_first && next_cols > 0) {
+                next_panel_columns = update_lookahead(k, r, next_cols);
+                owner_range = &r;
+                continue;
+            }
             const Event e = update_range(k, r, panel_beside_update);
             if (e >= 0) next_panel_columns = e;
         }
+        if (owner_range != nullptr) {
+            start_panel(k + 1, next_panel_columns);
+            next_panel_started = true;
+            devices_[owner_range->device]->wait(Queue::compute, panel_ready_);
+            update_rest(k, *owner_range, lookahead_columns(k, *owner_range), false);
+        }
+    }
     for (int d = 0; d < devices; ++d) {
         update_done_[d] = devices_[d]->record(Queue::compute);
         workspace_read_[k % 2][d] = update_done_[d];
@@ -318,33 +337,48 @@ void LuSteps::update_trailing_columns(int64_t k, bool use_inverse) {
                     panel_beside_update);
 }
 
-// A(j+w:m, range) -= L21 U12. A range that begins with the next panel's block
-// updates that block first (the look-ahead) and returns the event after it
-// (-1 for any other range); then the rest of the range.
-Event LuSteps::update_range(int64_t k, const ColumnRange& r, bool panel_beside_update) {
+int64_t LuSteps::lookahead_columns(int64_t k, const ColumnRange& r) const {
+    if (looks_ahead(k) && r.device == plan_.owner(k + 1) &&
+        r.first == plan_.local_begin(r.device, plan_.block_begin(k + 1)))
+        return std::min<int64_t>(plan_.block_width(k + 1), r.cols);
+    return 0;
+}
+
+Event LuSteps::update_lookahead(int64_t k, const ColumnRange& r, int64_t next_cols) {
+    const int64_t j = plan_.block_begin(k);
+    const int width = plan_.panel_width(k);
+    ctx_.timed(r.device, Queue::compute, "lookahead", static_cast<int>(k), [&](Device& x) {
+        x.update_trailing(Queue::compute, j, width, m_ - j - width, r.first, next_cols);
+    });
+    return devices_[r.device]->record(Queue::compute);
+}
+
+void LuSteps::update_rest(int64_t k, const ColumnRange& r, int64_t next_cols, bool beside_panel) {
     const int64_t j = plan_.block_begin(k);
     const int width = plan_.panel_width(k);
     const int64_t rows_below = m_ - j - width;
-    const int step = static_cast<int>(k);
-    int64_t next_cols = 0;
-    if (looks_ahead(k) && r.device == plan_.owner(k + 1) &&
-        r.first == plan_.local_begin(r.device, plan_.block_begin(k + 1)))
-        next_cols = std::min<int64_t>(plan_.block_width(k + 1), r.cols);
-    Event next_columns_ready = -1;
-    if (next_cols > 0) {
-        ctx_.timed(r.device, Queue::compute, "lookahead", step, [&](Device& x) {
-            x.update_trailing(Queue::compute, j, width, rows_below, r.first, next_cols);
-        });
-        next_columns_ready = devices_[r.device]->record(Queue::compute);
-    }
-    // The next panel is factored on this device while this update runs.
-    const bool beside_panel = panel_beside_update && r.device == plan_.owner(k + 1);
-    ctx_.timed(r.device, Queue::compute, "update", step, [&](Device& x) {
+    ctx_.timed(r.device, Queue::compute, "update", static_cast<int>(k), [&](Device& x) {
         const int64_t c0 = r.first + next_cols, cols = r.cols - next_cols;
         if (beside_panel) x.update_trailing_beside_panel(Queue::compute, j, width, rows_below, c0, cols);
         else x.update_trailing(Queue::compute, j, width, rows_below, c0, cols);
     });
+}
+
+// A(j+w:m, range) -= L21 U12. A range that begins with the next panel's block
+// updates that block first (the look-ahead) and returns the event after it
+// (-1 for any other range); then the rest of the range.
+Event LuSteps::update_range(int64_t k, const ColumnRange& r, bool panel_beside_update) {
+    const int64_t next_cols = lookahead_columns(k, r);
+    const Event next_columns_ready = next_cols > 0 ? update_lookahead(k, r, next_cols) : -1;
+    // The next panel is factored on this device while this update runs.
+    update_rest(k, r, next_cols, panel_beside_update && r.device == plan_.owner(k + 1));
     return next_columns_ready;
+}
+
+bool LuSteps::panel_before_update(int64_t k) const {
+    const auto& before = settings_.panels_before_update;
+    return devices_.size() > 1 && k < static_cast<int64_t>(before.size()) &&
+           before[static_cast<size_t>(k)];
 }
 
 void LuSteps::start_panel(int64_t k, Event after, bool beside_update) {

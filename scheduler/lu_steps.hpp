@@ -73,6 +73,17 @@ private:
     // `panel_beside_update`: the next panel's owner updates columns beyond
     // the look-ahead's while that panel is factored (its updates say so).
     Event update_range(int64_t k, const ColumnRange& r, bool panel_beside_update);
+    // The columns of r that the look-ahead updates: the next panel's block,
+    // where r begins with it (0 for any other range).
+    int64_t lookahead_columns(int64_t k, const ColumnRange& r) const;
+    // The look-ahead's update of those columns; returns the event after it.
+    Event update_lookahead(int64_t k, const ColumnRange& r, int64_t next_cols);
+    // The rest of r after its first next_cols columns; `beside_panel`: the
+    // next panel is factored on r's device meanwhile.
+    void update_rest(int64_t k, const ColumnRange& r, int64_t next_cols, bool beside_panel);
+    // Several devices: panel k is factored before its owner's share of step
+    // k-1's update (the plan's panels_before_update), not beside it.
+    bool panel_before_update(int64_t k) const;
     // Panel k started once `after` (an event of its owner's compute queue) has
     // passed, on the owner's transfer queue: factored by the owner (and copied
     // to the host for the other devices), or copied to the host for the CPU.

@@ -16,6 +16,7 @@ struct Choice {
     double seconds = std::numeric_limits<double>::infinity();
     int next_width = 0;  // 0: last step
     PanelSite next_site = PanelSite::cpu;
+    bool next_before_update = false;  // panel_before_update_pays for the next panel
     double step_seconds = 0.0;
 };
 
@@ -51,16 +52,19 @@ public:
             }
         result.predicted_seconds = best;
         int64_t j = 0;
+        bool before_update = false;  // the first panel has no update before it
         result.step_seconds.push_back(panel_seconds(0, width, site));
         while (j < kmax_) {
             result.widths.push_back(width);
             result.sites.push_back(site);
+            result.panels_before_update.push_back(before_update);
             const Choice& c = from(j, width);
             result.step_seconds.back() += c.step_seconds;
             j += width;
             if (c.next_width == 0) break;
             width = c.next_width;
             site = c.next_site;
+            before_update = c.next_before_update;
             result.step_seconds.push_back(0.0);
         }
         return result;
@@ -111,8 +115,15 @@ private:
                     if (!allowed(site, j + w)) continue;
                     const double panel = panel_seconds(j + w, next_w, site);
                     double step = overhead + u12 + look_ahead;
+                    // Several devices: a panel before its owner's share of
+                    // the update costs each device panel / devices of
+                    // throughput, the owner taking every devices-th panel.
+                    const bool before_update =
+                        site == PanelSite::device && panel_before_update_pays(panel, update, devices_);
                     if (site == PanelSite::cpu)
                         step += std::max(update, panel);
+                    else if (before_update)
+                        step += std::max(update + panel / devices_, panel);
                     else
                         step += std::max(update, panel) +
                                 model_.device_panel_interference * std::min(update, panel);
@@ -122,6 +133,7 @@ private:
                         best.step_seconds = step;
                         best.next_width = next;
                         best.next_site = site;
+                        best.next_before_update = before_update;
                     }
                 }
             }
@@ -141,6 +153,11 @@ private:
 };
 
 }  // namespace
+
+bool panel_before_update_pays(double panel_seconds, double update_seconds, int devices) {
+    return devices > 1 &&
+           panel_seconds * (1.0 - 1.0 / devices) > kPanelShareBesideUpdate * update_seconds;
+}
 
 std::vector<int> candidate_widths_up_to(int max_width) {
     std::vector<int> widths = StepPlanRequest{}.candidate_widths;
@@ -219,6 +236,7 @@ StepPlan plan_steps(const PerformanceModel& model, const StepPlanRequest& reques
             StepPlan single;
             single.widths = {static_cast<int>(request.n)};
             single.sites = {PanelSite::device};
+            single.panels_before_update = {false};
             single.step_seconds = {whole};
             single.predicted_seconds = whole;
             single.host_copy_seconds = plan.host_copy_seconds;
@@ -275,14 +293,19 @@ std::string StepPlan::describe() const {
     }
     int64_t column = 0;
     for (size_t k = 0; k < widths.size();) {
-        size_t e = k;  // a run of steps with the same width and site
+        size_t e = k;  // a run of steps with the same width, site and order
         double seconds = 0.0;
-        while (e < widths.size() && widths[e] == widths[k] && sites[e] == sites[k])
+        const auto before = [&](size_t i) {
+            return i < panels_before_update.size() && panels_before_update[i];
+        };
+        while (e < widths.size() && widths[e] == widths[k] && sites[e] == sites[k] &&
+               before(e) == before(k))
             seconds += step_seconds[e++];
         std::snprintf(line, sizeof line,
-                      "  steps %4zu-%-4zu cols %7lld-  width %4d  panel on %-6s  %8.3f ms\n", k,
+                      "  steps %4zu-%-4zu cols %7lld-  width %4d  panel on %-6s  %8.3f ms%s\n", k,
                       e - 1, static_cast<long long>(column), widths[k],
-                      sites[k] == PanelSite::cpu ? "cpu" : "device", 1e3 * seconds);
+                      sites[k] == PanelSite::cpu ? "cpu" : "device", 1e3 * seconds,
+                      before(k) ? "  (before its owner's update)" : "");
         out << line;
         for (size_t i = k; i < e; ++i) column += widths[i];
         k = e;

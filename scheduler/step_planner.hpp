@@ -7,6 +7,8 @@
 //   head     = swaps + U12 + the look-ahead update of panel k+1's columns
 //   CPU      : head + max(update_k, download + cpu_panel_{k+1} + upload)
 //   device   : head + max(update_k, panel_{k+1}) + interference * min(update_k, panel_{k+1})
+//   device, before its owner's update (several devices, panel_before_update_pays):
+//              head + max(update_k + panel_{k+1} / devices, panel_{k+1})
 // A dynamic programme over the panel's starting column and width minimises the
 // sum over steps. Widths are multiples of the smallest candidate, so the
 // programme has n / 128 positions at most a few widths each. When the matrix is
@@ -52,6 +54,10 @@ struct StepPlanRequest {
 struct StepPlan {
     std::vector<int> widths;       // panel widths in order (BlockingPlan's variable blocking)
     std::vector<PanelSite> sites;  // one per step
+    // One per step, several devices: the step's panel is factored by its owner
+    // before the owner's share of the step before's update, not beside it
+    // (panel_before_update_pays).
+    std::vector<bool> panels_before_update;
     std::vector<double> step_seconds;  // the model's time of each step
     double predicted_seconds = 0.0;    // of the steps (not the initial and final transfers)
     double host_copy_seconds = 0.0;    // streamed: the host's share of moving A both ways
@@ -72,6 +78,23 @@ struct StepPlan {
     double cpu_alternative_seconds = 0.0;
     std::string describe() const;      // one line per run of equal steps
 };
+
+// On several devices a device panel bounds the step whenever it is late: every
+// device waits for it. Beside an FP32 update, which holds every SM until it is
+// done, the panel gets only a small share of its GPU, and finishes about when
+// the update does plus what is left of it: update + panel - share * update. Its
+// owner can instead factor it first and update after it; that costs the owner
+// the panel's time, each device panel / devices on average (every devices-th
+// panel is its own), and the step waits for the panel alone. So the panel goes
+// first where panel * (1 - 1 / devices) > share * update (per device).
+// The share, from traces of n = 65536 at 1024 wide on H200s (tandem-bench lu
+// --trace, 2026-11-27): 0.16 and 0.20 at steps 20 and 40 on four GPUs (a panel
+// of 43000 rows, 5.9 ms by the model, took 22.6 ms beside a 20 ms update), and
+// 0.01 at step 45 on two. With every panel first, four GPUs took 1.36 s
+// instead of 1.48, but two 2.30 s instead of 2.23; with the panels this rule
+// puts first, 1.30 s against 1.47 and 2.22 s against 2.24 (docs/PERFORMANCE.md).
+constexpr double kPanelShareBesideUpdate = 0.15;
+bool panel_before_update_pays(double panel_seconds, double update_seconds, int devices);
 
 // The default candidate widths up to max_width (0: all of them); max_width
 // alone when it is below every default.

@@ -96,6 +96,7 @@ HybridSettings Solver::hybrid_settings(int64_t m, int64_t n, const std::vector<D
         const StepPlan steps = machine_plan(source.model, request);
         settings.widths = steps.widths;
         settings.sites = steps.sites;
+        settings.panels_before_update = steps.panels_before_update;
         plan = "model: " + source.origin + "\n" + steps.describe();
         if (predicted_seconds != nullptr) *predicted_seconds = steps.predicted_seconds;
         return settings;

@@ -19,6 +19,7 @@
 #include "scheduler/gpu_backend.hpp"
 #include "scheduler/blocking_plan.hpp"
 #include "scheduler/hybrid_lu.hpp"
+#include "src/backend.hpp"
 #include "tandem/tandem.hpp"
 #include "tests/test_support.hpp"
 
@@ -467,6 +468,51 @@ TEST_P(HybridScheduler, PeerAndHostPanelPathsGiveTheSameFactors) {
                 EXPECT_EQ(peer_reads(p.report), expected);
             if (g_placement == PanelPlacement::device) EXPECT_GT(p.report.device_panel_steps, 0);
         }
+    }
+}
+
+// Several devices: panels factored by their owners before their share of the
+// step before's update run the same products as panels beside it, in another
+// order: the same pivots, and on host devices the same bits. Sent eagerly (a
+// streamed block is caught up at whichever step it arrives); streamed, only
+// the residual is checked.
+TEST_P(HybridScheduler, PanelsBeforeTheOwnersUpdateGiveTheSameFactors) {
+    if (g_placement == PanelPlacement::cpu) GTEST_SKIP() << "device panels only";
+    const uint64_t seed = test_seed();
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    const int m = 300, n = 290;
+    const auto a = make_matrix(m, n, m, MatrixKind::random, seed);
+    for (int devices : {2, 3}) {
+        if (!have_devices(devices)) continue;
+        SCOPED_TRACE("devices=" + std::to_string(devices));
+        detail::BackendChoice choice;
+        choice.backend = g_backend;
+        choice.num_devices = devices;
+        detail::DeviceLease lease(choice);
+        HybridSettings beside;
+        beside.block_size = 32;
+        beside.stream_matrix = false;
+        const int64_t steps = BlockingPlan(m, n, beside.block_size, devices).steps();
+        beside.sites.assign(static_cast<size_t>(steps), PanelSite::device);
+        HybridSettings first = beside;
+        first.panels_before_update.assign(static_cast<size_t>(steps), true);
+        first.panels_before_update[3] = false;  // a step of each kind after each
+        auto run = [&](const HybridSettings& settings) {
+            HybridLU lu(lease.devices(), settings);
+            Factored f{a, std::vector<int>(std::min(m, n), -7), 0, {}};
+            f.info = lu.factor(m, n, f.lu.data(), m, f.ipiv.data(), f.report);
+            return f;
+        };
+        const Factored b = run(beside), f = run(first);
+        EXPECT_EQ(f.info, 0);
+        EXPECT_LT(residual(m, n, a, f), kResidualBound);
+        EXPECT_EQ(f.ipiv, b.ipiv);
+        if (g_backend == Backend::host) EXPECT_EQ(first_bit_difference(f.lu, b.lu), -1);
+        EXPECT_EQ(f.report.device_panel_steps, steps);
+        first.stream_matrix = true;
+        const Factored streamed = run(first);
+        EXPECT_EQ(streamed.info, 0);
+        EXPECT_LT(residual(m, n, a, streamed), kResidualBound);
     }
 }
 
