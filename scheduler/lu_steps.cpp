@@ -270,8 +270,9 @@ void LuSteps::update_trailing_columns(int64_t k, bool use_inverse) {
     // k+1 starts as soon as its block is updated (the host waits for the
     // blocks that follow). Otherwise every U12 first, so that rows j..j+w are
     // final (and can go back to the host) before the updates run, and panel
-    // k+1 is issued after the updates: issuing its kernels takes the host
-    // longer than the look-ahead takes the device.
+    // k+1 is issued after the updates (after the other devices' when it goes
+    // before its owner's): issuing its kernels takes the host longer than the
+    // look-ahead takes the device.
     const bool update_on_arrival = stream_.arriving();
     Event next_panel_columns = -1;
     bool next_panel_started = false;

@@ -65,7 +65,9 @@ private:
     std::vector<ColumnRange> trailing_columns(int64_t k);
     // On each range: the interchanges of rows j..j+w, U12 = inv(L11) A12 (or
     // TRSM), then A22 -= L21 U12 (update_range); panel k+1 started after its
-    // block's update (look-ahead) or after the whole update.
+    // block's update (look-ahead) or after the whole update, or, where it goes
+    // before its owner's share (panel_before_update), after the other
+    // devices' updates, with the owner's share waiting for it.
     void update_trailing_columns(int64_t k, bool use_inverse);
     // A22 -= L21 U12 on one range; the range that begins with the next
     // panel's block updates that block first and returns the event after it,

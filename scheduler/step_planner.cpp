@@ -116,10 +116,13 @@ private:
                     const double panel = panel_seconds(j + w, next_w, site);
                     double step = overhead + u12 + look_ahead;
                     // Several devices: a panel before its owner's share of
-                    // the update costs each device panel / devices of
-                    // throughput, the owner taking every devices-th panel.
-                    const bool before_update =
-                        site == PanelSite::device && panel_before_update_pays(panel, update, devices_);
+                    // the update costs each device about panel / devices of
+                    // throughput. Not the second panel (the first step's
+                    // update runs on the blocks as they arrive) nor one with
+                    // no columns right of it (no update to go before).
+                    const bool before_update = site == PanelSite::device && j > 0 &&
+                                               right > next_w &&
+                                               panel_before_update_pays(panel, update, devices_);
                     if (site == PanelSite::cpu)
                         step += std::max(update, panel);
                     else if (before_update)

@@ -84,9 +84,12 @@ struct StepPlan {
 // done, the panel gets only a small share of its GPU, and finishes about when
 // the update does plus what is left of it: update + panel - share * update. Its
 // owner can instead factor it first and update after it; that costs the owner
-// the panel's time, each device panel / devices on average (every devices-th
-// panel is its own), and the step waits for the panel alone. So the panel goes
-// first where panel * (1 - 1 / devices) > share * update (per device).
+// the panel's time, each device about panel / devices on average (the blocks
+// are dealt round the devices by their work), and the step waits for the panel
+// alone. So the panel goes first where panel * (1 - 1 / devices) > share *
+// update (per device); the plan never puts the second panel first (the first
+// step's update runs on the blocks as they arrive) nor a last one with no
+// columns right of it.
 // The share, from traces of n = 65536 at 1024 wide on H200s (tandem-bench lu
 // --trace, 2026-11-27): 0.16 and 0.20 at steps 20 and 40 on four GPUs (a panel
 // of 43000 rows, 5.9 ms by the model, took 22.6 ms beside a 20 ms update), and

@@ -475,7 +475,10 @@ TEST_P(HybridScheduler, PeerAndHostPanelPathsGiveTheSameFactors) {
 // step before's update run the same products as panels beside it, in another
 // order: the same pivots, and on host devices the same bits. Sent eagerly (a
 // streamed block is caught up at whichever step it arrives); streamed, only
-// the residual is checked.
+// the residual is checked. The timelines show the order: the owner of panel
+// k+1 starts its update of step k only once that panel is factored, at some
+// step k >= 1 (step 0 updates the blocks as they arrive in either plan), and
+// beside it never (its update follows the look-ahead that the panel waits for).
 TEST_P(HybridScheduler, PanelsBeforeTheOwnersUpdateGiveTheSameFactors) {
     if (g_placement == PanelPlacement::cpu) GTEST_SKIP() << "device panels only";
     const uint64_t seed = test_seed();
@@ -504,6 +507,26 @@ TEST_P(HybridScheduler, PanelsBeforeTheOwnersUpdateGiveTheSameFactors) {
             return f;
         };
         const Factored b = run(beside), f = run(first);
+        // Steps k >= 1 whose next panel's owner starts its update of step k
+        // only once that panel is factored (lanes "<device> transfer" and
+        // "<device> compute").
+        auto owners_updating_after_their_panel = [](const Report& r) {
+            int steps = 0;
+            const std::string transfer = " transfer";
+            for (const TimelineSpan& p : r.timeline) {
+                if (p.phase != "panel" || p.lane.size() <= transfer.size() ||
+                    p.lane.compare(p.lane.size() - transfer.size(), transfer.size(), transfer) != 0)
+                    continue;
+                const std::string compute = p.lane.substr(0, p.lane.size() - transfer.size()) + " compute";
+                steps += std::any_of(r.timeline.begin(), r.timeline.end(), [&](const TimelineSpan& u) {
+                    return u.phase == "update" && u.lane == compute && u.step >= 1 &&
+                           u.step + 1 == p.step && u.start >= p.end;
+                });
+            }
+            return steps;
+        };
+        EXPECT_GT(owners_updating_after_their_panel(f.report), 0);
+        EXPECT_EQ(owners_updating_after_their_panel(b.report), 0);
         EXPECT_EQ(f.info, 0);
         EXPECT_LT(residual(m, n, a, f), kResidualBound);
         EXPECT_EQ(f.ipiv, b.ipiv);
