@@ -312,11 +312,13 @@ void LuSteps::update_trailing_columns(int64_t k, bool use_inverse) {
         // owner's update, which waits for it.
         const bool panel_first = panel_beside_update && panel_before_update(k + 1);
         const ColumnRange* owner_range = nullptr;
+        int64_t owner_next_cols = 0;
         for (const ColumnRange& r : ranges) {
             const int64_t next_cols = lookahead_columns(k, r);
             if (panel_first && next_cols > 0) {
                 next_panel_columns = update_lookahead(k, r, next_cols);
                 owner_range = &r;
+                owner_next_cols = next_cols;
                 continue;
             }
             const Event e = update_range(k, r, panel_beside_update);
@@ -326,7 +328,7 @@ void LuSteps::update_trailing_columns(int64_t k, bool use_inverse) {
             start_panel(k + 1, next_panel_columns);
             next_panel_started = true;
             devices_[owner_range->device]->wait(Queue::compute, panel_ready_);
-            update_rest(k, *owner_range, lookahead_columns(k, *owner_range), false);
+            update_rest(k, *owner_range, owner_next_cols, false);
         }
     }
     for (int d = 0; d < devices; ++d) {

@@ -624,7 +624,7 @@ TEST(ModelCache, WritesReadsAndReplacesACorruptFile) {
         detail::machine_model(*device, PanelMethod::recursive, dir.string(), false, tiny_grid());
     EXPECT_EQ(garbled.origin.rfind("calibrated", 0), 0u) << garbled.origin;
     // Whole files that tandem wrote: of another format, and of this format
-    // but malformed. Each is calibrated anew, and the call names the reason.
+    // but malformed. Each makes the call calibrate, and names the reason.
     const std::string current_text = first.model.serialize();
     const std::string current_header = current_text.substr(0, current_text.find('\n') + 1);
     for (const auto& [contents, reason] :
@@ -636,10 +636,10 @@ TEST(ModelCache, WritesReadsAndReplacesACorruptFile) {
         std::string error;
         ASSERT_TRUE(detail::write_cache_file(path, contents, error)) << error;
         detail::forget_machine_models();
-        const detail::ModelSource recalibrated =
+        const detail::ModelSource measured =
             detail::machine_model(*device, PanelMethod::recursive, dir.string(), false, tiny_grid());
-        EXPECT_EQ(recalibrated.origin.rfind("calibrated", 0), 0u) << recalibrated.origin;
-        EXPECT_NE(recalibrated.origin.find(reason), std::string::npos) << recalibrated.origin;
+        EXPECT_EQ(measured.origin.rfind("calibrated", 0), 0u) << measured.origin;
+        EXPECT_NE(measured.origin.find(reason), std::string::npos) << measured.origin;
     }
     std::string text, why;
     ASSERT_TRUE(detail::read_cache_file(path, 1 << 20, text, why)) << why;

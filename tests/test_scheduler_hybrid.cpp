@@ -512,12 +512,10 @@ TEST_P(HybridScheduler, PanelsBeforeTheOwnersUpdateGiveTheSameFactors) {
         // "<device> compute").
         auto owners_updating_after_their_panel = [](const Report& r) {
             int steps = 0;
-            const std::string transfer = " transfer";
             for (const TimelineSpan& p : r.timeline) {
-                if (p.phase != "panel" || p.lane.size() <= transfer.size() ||
-                    p.lane.compare(p.lane.size() - transfer.size(), transfer.size(), transfer) != 0)
-                    continue;
-                const std::string compute = p.lane.substr(0, p.lane.size() - transfer.size()) + " compute";
+                const size_t transfer = p.lane.rfind(" transfer");
+                if (p.phase != "panel" || transfer == std::string::npos) continue;
+                const std::string compute = p.lane.substr(0, transfer) + " compute";
                 steps += std::any_of(r.timeline.begin(), r.timeline.end(), [&](const TimelineSpan& u) {
                     return u.phase == "update" && u.lane == compute && u.step >= 1 &&
                            u.step + 1 == p.step && u.start >= p.end;
