@@ -1,11 +1,14 @@
 // A late block's catch-up (Device::catch_up) taken apart: for an n x n matrix
-// (--n, default 8192) and a block of w = 512 columns brought up to date with
-// j = 512 .. n/2 factored columns, in ms (medians of 5):
+// (--n, default 8192) and a block of w columns (--w, default 512) brought up
+// to date with j = w .. n/2 factored columns, in ms (medians of 5):
 //   catch-up        the whole operation as the factorization issues it
 //   trsm / gemm     cuBLAS's TRSM with L(0:j, 0:j) and SGEMM with L(j:n, 0:j)
 //                   of the same shapes, alone
 //   trsm left       the same solve with the block transposed first (cuBLAS's
 //                   left-side TRSM, the transpose included)
+//   blocked left    that solve by blocks of 1024 rows: a TRSM with each
+//                   diagonal block, one SGEMM carrying its solution into the
+//                   rows below (the transpose included)
 //   split B         the TRSM split in halves down to triangles of B, the
 //                   halves' coupling by SGEMM
 //   right-looking   what the block would have cost had it been there from the
@@ -32,14 +35,15 @@
 #include "probe_timing.hpp"
 
 int main(int argc, char** argv) {
-    int64_t n = 8192;
-    for (int i = 1; i + 1 < argc; ++i)
+    int64_t n = 8192, w = 512;
+    for (int i = 1; i + 1 < argc; ++i) {
         if (std::string(argv[i]) == "--n") n = std::atoll(argv[i + 1]);
-    if (n < 1024) {  // a 512-column block right of at least 512 factored columns
-        std::fprintf(stderr, "--n must be at least 1024\n");
+        if (std::string(argv[i]) == "--w") w = std::atoll(argv[i + 1]);
+    }
+    if (w < 1 || n < 2 * w) {  // a block right of at least w factored columns
+        std::fprintf(stderr, "--w must be at least 1 and --n at least 2 w\n");
         return 2;
     }
-    const int64_t w = 512;
     using tandem::Queue;
     // Small off-diagonal entries and a dominant diagonal: the triangles solve
     // to finite numbers at any j.
@@ -87,10 +91,28 @@ int main(int argc, char** argv) {
             split_trsm(j - j1, u + j1 * n + j1, x + j1 * w, base);
         };
 
+    // L X = B with L row-major (U = L^T column-major, ld n) and B column-major
+    // (j x w, ld j), by blocks of rows: U_ii^T X_i = B_i, then B_below -=
+    // U(i, below)^T X_i.
+    const auto blocked_left = [&](int64_t j, const float* u, float* x) {
+        const int64_t block = 1024;
+        for (int64_t i = 0; i < j; i += block) {
+            const int64_t rows = std::min(block, j - i), below = j - i - rows;
+            CHECK(cublasStrsm(blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T,
+                              CUBLAS_DIAG_UNIT, int(rows), int(w), &one, u + i * n + i, int(n),
+                              x + i, int(j)));
+            if (below > 0)
+                CHECK(cublasSgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, int(below), int(w), int(rows),
+                                  &minus_one, u + (i + rows) * n + i, int(n), x + i, int(j), &one,
+                                  x + i + rows, int(j)));
+        }
+    };
+
     const int64_t c0 = n - w;  // the block: the last w columns
     std::printf("n = %lld, block of %lld columns; ms, medians of 5\n", (long long)n, (long long)w);
-    std::printf("%6s %10s %8s %8s %14s %16s %22s %10s %10s %10s\n", "j", "catch-up", "trsm", "gemm",
-                "right-looking", "beside a panel", "", "trsm left", "split 256", "split 512");
+    std::printf("%6s %10s %8s %8s %14s %16s %22s %10s %13s %10s %10s\n", "j", "catch-up", "trsm",
+                "gemm", "right-looking", "beside a panel", "", "trsm left", "blocked left",
+                "split 256", "split 512");
     for (int64_t j = w; j <= n / 2; j *= 2) {
         const double whole = median_ms([&] {
             dev->catch_up(Queue::compute, c0, w, j, ipiv.data());
@@ -107,6 +129,11 @@ int main(int argc, char** argv) {
             tandem::gpu::transpose(b, w, w, j, t, j, stream);
             CHECK(cublasStrsm(blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, CUBLAS_DIAG_UNIT,
                               int(j), int(w), &one, l, int(n), t, int(j)));
+            CHECK(cudaStreamSynchronize(stream));
+        });
+        const double blocked = median_ms([&] {
+            tandem::gpu::transpose(b, w, w, j, t, j, stream);
+            blocked_left(j, l, t);
             CHECK(cudaStreamSynchronize(stream));
         });
         double split[2];
@@ -138,8 +165,9 @@ int main(int argc, char** argv) {
             dev->factor_panel(Queue::transfer, 0, 0, n, int(w), pivots);
             dev->synchronize();
         });
-        std::printf("%6lld %10.3f %8.3f %8.3f %14.3f %9.3f (panel %.3f) %10.3f %10.3f %10.3f\n",
-                    (long long)j, whole, trsm, gemm, right, beside, panel, left, split[0], split[1]);
+        std::printf("%6lld %10.3f %8.3f %8.3f %14.3f %9.3f (panel %.3f) %10.3f %13.3f %10.3f %10.3f\n",
+                    (long long)j, whole, trsm, gemm, right, beside, panel, left, blocked, split[0],
+                    split[1]);
     }
     dev->host_free(reinterpret_cast<float*>(pivots));
     CHECK(cublasDestroy(blas));
