@@ -25,7 +25,8 @@
 //   one; a fill must only wait for the readers of the panel before that.
 // * Queues. Operations are issued to one of three in-order queues: `compute`
 //   (the updates), `transfer` (the panels' traffic and device panels: latency
-//   matters) and `copy` (bulk traffic of the matrix itself). Work on different
+//   matters; with several devices also the look-ahead, the update of the
+//   next panel's block) and `copy` (bulk traffic of the matrix itself). Work on different
 //   queues may overlap; record()/wait() order it. Different queues may be
 //   used from different host threads, but one queue from one thread at a
 //   time: an upload or download passes through its queue's staging buffer in

@@ -52,7 +52,8 @@ LuSteps::LuSteps(StepContext& ctx, const HybridSettings& settings, float* a, int
       workspace_read_{std::vector<Event>(ctx.devices.size(), -1),
                       std::vector<Event>(ctx.devices.size(), -1)},
       peer_panels_(settings.peer_panels && devices_read_each_other(ctx.devices)),
-      peer_reads_(ctx.devices.size()) {
+      peer_reads_(ctx.devices.size()),
+      block_ready_(static_cast<size_t>(std::max<int64_t>(ctx.plan.blocks(), 0)), -1) {
     report_.inverse_steps = report_.trsm_steps = report_.device_panel_steps = 0;
 }
 
@@ -83,12 +84,15 @@ int LuSteps::run() {
         // The look-ahead's block: on its way while a device factors the first
         // panel (a CPU panel waits for the host's part of the copy).
         stream_.ensure_live(2, 0, -1);
+        note_live_blocks(0);
     }
     for (int64_t k = 0; k < plan_.steps(); ++k) {
         // Panel k, A(j:m, j:j+w): L11, L21 and the pivots of rows j..j+w.
         const bool use_inverse = factor_panel_on_cpu_or_collect(k);
         // The look-ahead and panel k+1 need block column k+1 on its device.
+        const int64_t live_before = stream_.live_blocks();
         stream_.ensure_live(k + 2, plan_.block_begin(k), static_cast<int>(k));
+        note_live_blocks(live_before);
         // L11 and L21 into every device's workspace.
         std::vector<std::pair<int, Event>> panel_reads;
         for (int d = 0; d < static_cast<int>(devices_.size()); ++d)
@@ -110,7 +114,11 @@ int LuSteps::run() {
         if (stream_.arriving()) stream_.join_feeders();
         // Several devices, streamed: the blocks that have arrived meanwhile,
         // caught up after this step's look-ahead and update, not before them.
-        if (k + 1 < plan_.steps()) stream_.take_arrived(plan_.block_begin(k + 1), static_cast<int>(k));
+        if (k + 1 < plan_.steps()) {
+            const int64_t arrived_from = stream_.live_blocks();
+            stream_.take_arrived(plan_.block_begin(k + 1), static_cast<int>(k));
+            note_live_blocks(arrived_from);
+        }
         host_work(k);
     }
     stream_.finish(std::min(plan_.rows(), plan_.cols()));
@@ -174,6 +182,7 @@ void LuSteps::deliver_panel(int64_t k, bool use_inverse, int d,
         ctx_.timed(d, Queue::compute, "take panel", step, [&](Device& x) {
             x.take_panel(Queue::compute, j, plan_.local_begin(d, j), panel_rows, width);
         });
+        owner_took_panel_ = dev.record(Queue::compute);
     } else if (plan_.panel_on_device(k) && peer_panels_) {
         // Straight from the owner's storage, once it has factored the panel.
         if (workspace_read_[k % 2][d] >= 0) dev.wait(Queue::transfer, workspace_read_[k % 2][d]);
@@ -274,6 +283,10 @@ void LuSteps::update_trailing_columns(int64_t k, bool use_inverse) {
     // before its owner's): issuing its kernels takes the host longer than the
     // look-ahead takes the device.
     const bool update_on_arrival = stream_.arriving();
+    // Several devices, the matrix there: the look-ahead on the next panel's
+    // owner's transfer queue (lookahead_on_transfer_queue), where the
+    // catch-ups and updates queued on its compute queue do not hold it up.
+    const bool lookahead_on_transfer = devices > 1 && !update_on_arrival;
     Event next_panel_columns = -1;
     bool next_panel_started = false;
     // Whether the next panel's owner updates columns beyond the look-ahead's
@@ -288,12 +301,16 @@ void LuSteps::update_trailing_columns(int64_t k, bool use_inverse) {
     for (const ColumnRange& r : ranges) {
         Device& dev = *devices_[r.device];
         if (r.block >= 0) dev.wait(Queue::compute, stream_.arrival(r.block));
-        ctx_.timed(r.device, Queue::compute, "swap", step, [&](Device& x) {
-            x.swap_rows(Queue::compute, r.first, r.cols, j, j + width, ipiv_.data());
-        });
-        ctx_.timed(r.device, Queue::compute, "u12", step, [&](Device& x) {
-            x.form_u12(Queue::compute, j, width, r.first, r.cols, use_inverse);
-        });
+        const int64_t moved = lookahead_on_transfer ? lookahead_columns(k, r) : 0;
+        if (moved > 0) {
+            Event u12_formed = -1;
+            next_panel_columns = lookahead_on_transfer_queue(k, r, moved, use_inverse, u12_formed);
+            swap_and_form_u12(k, {r.device, r.first + moved, r.cols - moved, -1}, use_inverse);
+            // Rows j .. j+width of the look-ahead's columns, for rows_final below.
+            dev.wait(Queue::compute, u12_formed);
+        } else {
+            swap_and_form_u12(k, r, use_inverse);
+        }
         if (update_on_arrival) {
             const Event e = update_range(k, r, panel_beside_update);
             if (e >= 0) {
@@ -316,9 +333,14 @@ void LuSteps::update_trailing_columns(int64_t k, bool use_inverse) {
         for (const ColumnRange& r : ranges) {
             const int64_t next_cols = lookahead_columns(k, r);
             if (panel_first && next_cols > 0) {
-                next_panel_columns = update_lookahead(k, r, next_cols);
+                if (!lookahead_on_transfer) next_panel_columns = update_lookahead(k, r, next_cols);
                 owner_range = &r;
                 owner_next_cols = next_cols;
+                continue;
+            }
+            if (lookahead_on_transfer) {
+                update_rest(k, r, next_cols,
+                            panel_beside_update && has_next && r.device == plan_.owner(k + 1));
                 continue;
             }
             const Event e = update_range(k, r, panel_beside_update);
@@ -332,12 +354,54 @@ void LuSteps::update_trailing_columns(int64_t k, bool use_inverse) {
         }
     }
     for (int d = 0; d < devices; ++d) {
+        // The look-ahead on the transfer queue read the workspace too.
+        if (lookahead_on_transfer && has_next && d == plan_.owner(k + 1) && next_panel_columns >= 0)
+            devices_[d]->wait(Queue::compute, next_panel_columns);
         update_done_[d] = devices_[d]->record(Queue::compute);
         workspace_read_[k % 2][d] = update_done_[d];
     }
     if (has_next && !next_panel_started)
         start_panel(k + 1, next_panel_columns >= 0 ? next_panel_columns : update_done_[plan_.owner(k + 1)],
                     panel_beside_update);
+}
+
+void LuSteps::swap_and_form_u12(int64_t k, const ColumnRange& r, bool use_inverse, Queue q) {
+    const int64_t j = plan_.block_begin(k);
+    const int width = plan_.panel_width(k);
+    const int step = static_cast<int>(k);
+    ctx_.timed(r.device, q, "swap", step, [&](Device& x) {
+        x.swap_rows(q, r.first, r.cols, j, j + width, ipiv_.data());
+    });
+    ctx_.timed(r.device, q, "u12", step, [&](Device& x) {
+        x.form_u12(q, j, width, r.first, r.cols, use_inverse);
+    });
+}
+
+Event LuSteps::lookahead_on_transfer_queue(int64_t k, const ColumnRange& r, int64_t next_cols,
+                                           bool use_inverse, Event& u12_formed) {
+    const int64_t j = plan_.block_begin(k);
+    const int width = plan_.panel_width(k);
+    Device& dev = *devices_[r.device];
+    // After the compute queue's last work on the block (its update by step
+    // k-1, or its catch-up), and, where this device took panel k from its
+    // own storage, after that copy; a panel received from elsewhere came
+    // in on this queue.
+    const Event block_ready = block_ready_[static_cast<size_t>(k + 1)];
+    dev.wait(Queue::transfer, block_ready >= 0 ? block_ready : dev.record(Queue::compute));
+    if (plan_.panel_on_device(k) && plan_.owner(k) == r.device && owner_took_panel_ >= 0)
+        dev.wait(Queue::transfer, owner_took_panel_);
+    swap_and_form_u12(k, {r.device, r.first, next_cols, -1}, use_inverse, Queue::transfer);
+    u12_formed = dev.record(Queue::transfer);
+    ctx_.timed(r.device, Queue::transfer, "lookahead", static_cast<int>(k), [&](Device& x) {
+        x.update_trailing(Queue::transfer, j, width, m_ - j - width, r.first, next_cols);
+    });
+    return dev.record(Queue::transfer);
+}
+
+void LuSteps::note_live_blocks(int64_t first) {
+    if (devices_.size() < 2) return;
+    for (int64_t b = first; b < stream_.live_blocks(); ++b)
+        block_ready_[static_cast<size_t>(b)] = devices_[plan_.owner(b)]->record(Queue::compute);
 }
 
 int64_t LuSteps::lookahead_columns(int64_t k, const ColumnRange& r) const {
@@ -360,11 +424,28 @@ void LuSteps::update_rest(int64_t k, const ColumnRange& r, int64_t next_cols, bo
     const int64_t j = plan_.block_begin(k);
     const int width = plan_.panel_width(k);
     const int64_t rows_below = m_ - j - width;
-    ctx_.timed(r.device, Queue::compute, "update", static_cast<int>(k), [&](Device& x) {
-        const int64_t c0 = r.first + next_cols, cols = r.cols - next_cols;
-        if (beside_panel) x.update_trailing_beside_panel(Queue::compute, j, width, rows_below, c0, cols);
-        else x.update_trailing(Queue::compute, j, width, rows_below, c0, cols);
-    });
+    const auto update = [&](int64_t c0, int64_t cols) {
+        ctx_.timed(r.device, Queue::compute, "update", static_cast<int>(k), [&](Device& x) {
+            if (beside_panel) x.update_trailing_beside_panel(Queue::compute, j, width, rows_below, c0, cols);
+            else x.update_trailing(Queue::compute, j, width, rows_below, c0, cols);
+        });
+    };
+    const int64_t begin = r.first + next_cols, end = r.first + r.cols;
+    // Several devices: the block of the look-ahead after next first, so that
+    // that look-ahead (on the transfer queue) need not wait for the rest.
+    const int64_t b = k + 2;
+    if (devices_.size() > 1 && looks_ahead(k) && b < plan_.blocks() && plan_.owner(b) == r.device) {
+        const int64_t c0 = std::max(begin, plan_.local_begin(r.device, plan_.block_begin(b)));
+        const int64_t c1 = std::min(end, c0 + plan_.block_width(b));
+        if (c0 < c1) {
+            update(c0, c1 - c0);
+            block_ready_[static_cast<size_t>(b)] = devices_[r.device]->record(Queue::compute);
+            if (c0 > begin) update(begin, c0 - begin);
+            if (end > c1) update(c1, end - c1);
+            return;
+        }
+    }
+    update(begin, end - begin);
 }
 
 // A(j+w:m, range) -= L21 U12. A range that begins with the next panel's block

@@ -67,8 +67,23 @@ private:
     // TRSM), then A22 -= L21 U12 (update_range); panel k+1 started after its
     // block's update (look-ahead) or after the whole update, or, where it goes
     // before its owner's share (panel_before_update), after the other
-    // devices' updates, with the owner's share waiting for it.
+    // devices' updates, with the owner's share waiting for it. On several
+    // devices the look-ahead runs on the owner's transfer queue, before the
+    // panel (lookahead_on_transfer_queue), once the matrix is there.
     void update_trailing_columns(int64_t k, bool use_inverse);
+    // On r (of step k's trailing columns): the interchanges of rows j..j+w
+    // and U12, on queue q.
+    void swap_and_form_u12(int64_t k, const ColumnRange& r, bool use_inverse,
+                           Queue q = Queue::compute);
+    // Several devices: the look-ahead on the first next_cols columns of r
+    // (the next panel's block) on the owner's transfer queue, high priority
+    // and in order before that panel: their interchanges, U12 (u12_formed:
+    // the event after it) and update. Returns the event after the update.
+    Event lookahead_on_transfer_queue(int64_t k, const ColumnRange& r, int64_t next_cols,
+                                      bool use_inverse, Event& u12_formed);
+    // Several devices: block_ready_ of the blocks from `first` on that have
+    // joined the steps (after their catch-ups).
+    void note_live_blocks(int64_t first);
     // A22 -= L21 U12 on one range; the range that begins with the next
     // panel's block updates that block first and returns the event after it,
     // any other -1.
@@ -81,7 +96,9 @@ private:
     // The look-ahead's update of those columns; returns the event after it.
     Event update_lookahead(int64_t k, const ColumnRange& r, int64_t next_cols);
     // The rest of r after its first next_cols columns; `beside_panel`: the
-    // next panel is factored on r's device meanwhile.
+    // next panel is factored on r's device meanwhile. On several devices the
+    // block of the look-ahead after next goes first, and block_ready_ says
+    // when it is done.
     void update_rest(int64_t k, const ColumnRange& r, int64_t next_cols, bool beside_panel);
     // Several devices: panel k is factored before its owner's share of step
     // k-1's update (the plan's panels_before_update), not beside it.
@@ -138,6 +155,14 @@ private:
     // columns by another device; d must not swap those rows before each passes.
     std::vector<std::vector<std::pair<int, Event>>> peer_reads_;
     Event panel_ready_ = -1;  // on the owner of the next panel: it is factored, or in host memory
+    // On panel k's owner's compute queue: after it took the panel into its
+    // workspace (take_panel).
+    Event owner_took_panel_ = -1;
+    // Several devices, per block column: an event of its owner's compute
+    // queue after the last work there on the block before the look-ahead
+    // that prepares it as a panel (its update by the step before, or its
+    // catch-up); that look-ahead, on the transfer queue, waits for it.
+    std::vector<Event> block_ready_;
     int info_ = 0;
 };
 
