@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/permute_rows.hpp"
@@ -258,9 +259,12 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width,
         return;
     }
     release_buffers();  // frees room for the new ones
-    const int64_t split_floats = update_precision_ == UpdatePrecision::tf32x3
-                                     ? 3 * int64_t(max_panel_width) * (rows + local_cols)
-                                     : 0;
+    // tf32x3: the split operands of the compute queue's updates and of the
+    // transfer queue's look-ahead (reserve_split_buffers).
+    const int64_t split_floats =
+        update_precision_ == UpdatePrecision::tf32x3
+            ? 3 * int64_t(max_panel_width) * (2 * rows + local_cols + max_panel_width)
+            : 0;
     const int64_t floats = rows * ld + 2 * (rows * panel_ld + int64_t(max_panel_width) * panel_ld) +
                            kQueues * staging_capacity + split_floats;
     const int64_t needed = floats * int64_t(sizeof(float));
@@ -324,16 +328,21 @@ void CudaDevice::hold_left_factors(int64_t cols) {
     left_ld_ = ld;
 }
 
-// The compute queue's split operands at their largest (step 0's L21 and U12),
-// so that no split buffer grows while updates are queued (allocate() has
-// synchronized every queue).
+// The split operands at their largest, so that no split buffer grows while
+// updates are queued (allocate() has synchronized every queue): the compute
+// queue's (step 0's L21 and U12) and the transfer queue's, where several
+// devices run the look-ahead (L21 and one block's U12).
 void CudaDevice::reserve_split_buffers(int64_t rows, int64_t local_cols, int max_panel_width) {
     if (update_precision_ != UpdatePrecision::tf32x3 || max_panel_width <= 0) return;
-    const int qi = static_cast<int>(Queue::compute);
-    split_l21_[qi].ensure(sizeof(float) * 3 * rows * max_panel_width, "split L21 (tf32x3 update)");
-    split_u12_[qi].ensure(sizeof(float) * 3 * max_panel_width * local_cols,
-                          "split U12 (tf32x3 update)");
-    split_of_[qi] = {};
+    const int64_t width = max_panel_width;
+    for (const auto& [q, cols] : {std::pair<Queue, int64_t>{Queue::compute, local_cols},
+                                  std::pair<Queue, int64_t>{Queue::transfer, width}}) {
+        const int qi = static_cast<int>(q);
+        split_l21_[qi].ensure(sizeof(float) * 3 * rows * width, "split L21 (tf32x3 update)");
+        split_u12_[qi].ensure(sizeof(float) * 3 * width * std::min(cols, local_cols),
+                              "split U12 (tf32x3 update)");
+        split_of_[qi] = {};
+    }
 }
 
 void CudaDevice::reset_permutation() {

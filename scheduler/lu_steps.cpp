@@ -435,9 +435,9 @@ void LuSteps::update_rest(int64_t k, const ColumnRange& r, int64_t next_cols, bo
     // that look-ahead (on the transfer queue) need not wait for the rest.
     const int64_t b = k + 2;
     if (devices_.size() > 1 && looks_ahead(k) && b < plan_.blocks() && plan_.owner(b) == r.device) {
-        const int64_t c0 = std::max(begin, plan_.local_begin(r.device, plan_.block_begin(b)));
+        const int64_t c0 = plan_.local_begin(r.device, plan_.block_begin(b));
         const int64_t c1 = std::min(end, c0 + plan_.block_width(b));
-        if (c0 < c1) {
+        if (begin <= c0 && c0 < c1) {
             update(c0, c1 - c0);
             block_ready_[static_cast<size_t>(b)] = devices_[r.device]->record(Queue::compute);
             if (c0 > begin) update(begin, c0 - begin);
