@@ -379,8 +379,6 @@ void LuSteps::swap_and_form_u12(int64_t k, const ColumnRange& r, bool use_invers
 
 Event LuSteps::lookahead_on_transfer_queue(int64_t k, const ColumnRange& r, int64_t next_cols,
                                            bool use_inverse, Event& u12_formed) {
-    const int64_t j = plan_.block_begin(k);
-    const int width = plan_.panel_width(k);
     Device& dev = *devices_[r.device];
     // After the compute queue's last work on the block (its update by step
     // k-1, or its catch-up), and, where this device took panel k from its
@@ -392,10 +390,7 @@ Event LuSteps::lookahead_on_transfer_queue(int64_t k, const ColumnRange& r, int6
         dev.wait(Queue::transfer, owner_took_panel_);
     swap_and_form_u12(k, {r.device, r.first, next_cols, -1}, use_inverse, Queue::transfer);
     u12_formed = dev.record(Queue::transfer);
-    ctx_.timed(r.device, Queue::transfer, "lookahead", static_cast<int>(k), [&](Device& x) {
-        x.update_trailing(Queue::transfer, j, width, m_ - j - width, r.first, next_cols);
-    });
-    return dev.record(Queue::transfer);
+    return update_lookahead(k, r, next_cols, Queue::transfer);
 }
 
 void LuSteps::note_live_blocks(int64_t first) {
@@ -411,13 +406,13 @@ int64_t LuSteps::lookahead_columns(int64_t k, const ColumnRange& r) const {
     return 0;
 }
 
-Event LuSteps::update_lookahead(int64_t k, const ColumnRange& r, int64_t next_cols) {
+Event LuSteps::update_lookahead(int64_t k, const ColumnRange& r, int64_t next_cols, Queue q) {
     const int64_t j = plan_.block_begin(k);
     const int width = plan_.panel_width(k);
-    ctx_.timed(r.device, Queue::compute, "lookahead", static_cast<int>(k), [&](Device& x) {
-        x.update_trailing(Queue::compute, j, width, m_ - j - width, r.first, next_cols);
+    ctx_.timed(r.device, q, "lookahead", static_cast<int>(k), [&](Device& x) {
+        x.update_trailing(q, j, width, m_ - j - width, r.first, next_cols);
     });
-    return devices_[r.device]->record(Queue::compute);
+    return devices_[r.device]->record(q);
 }
 
 void LuSteps::update_rest(int64_t k, const ColumnRange& r, int64_t next_cols, bool beside_panel) {

@@ -93,8 +93,9 @@ private:
     // The columns of r that the look-ahead updates: the next panel's block,
     // where r begins with it (0 for any other range).
     int64_t lookahead_columns(int64_t k, const ColumnRange& r) const;
-    // The look-ahead's update of those columns; returns the event after it.
-    Event update_lookahead(int64_t k, const ColumnRange& r, int64_t next_cols);
+    // The look-ahead's update of those columns on queue q; returns the event after it.
+    Event update_lookahead(int64_t k, const ColumnRange& r, int64_t next_cols,
+                           Queue q = Queue::compute);
     // The rest of r after its first next_cols columns; `beside_panel`: the
     // next panel is factored on r's device meanwhile. On several devices the
     // block of the look-ahead after next goes first, and block_ready_ says
