@@ -1,8 +1,18 @@
 #include "gpu/transfer.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <exception>
 #include <string>
+#include <thread>
+#include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "scheduler/streaming_copy.hpp"
 #include "gpu/cuda_check.hpp"
@@ -55,22 +65,89 @@ bool use_bounce(cudaMemoryType type, int64_t rows, int64_t cols) {
            rows <= BounceBuffers::kMaxSlotFloats;
 }
 
-// Column-major block copy on the host (rows x cols), parallel over columns:
-// one thread copies at about 10 GB/s, far below the copy engine's rate. Into
-// the caller's memory (`streaming`) with non-temporal stores; into a bounce
-// buffer with plain ones, which the copy engine may read from the cache: with
-// non-temporal ones an upload's pipeline alone moved 5-30% more, but whole
-// factorizations took 2-19% longer at n = 2048-8192 (3% less at 16384:
-// tandem-host-transfers, docs/PERFORMANCE.md).
-void copy_columns(const float* from, int64_t ld_from, float* to, int64_t ld_to, int64_t rows,
-                  int64_t cols, bool streaming) {
-#pragma omp parallel for schedule(static) num_threads(host_copy_threads())
-    for (int64_t j = 0; j < cols; ++j) {
-        if (streaming)
-            copy_floats_streaming(to + j * ld_to, from + j * ld_from, rows);
-        else
-            std::memcpy(to + j * ld_to, from + j * ld_from, sizeof(float) * rows);
+// Waits for ready(), spinning: a thread of this host that sleeps and is woken
+// again costs tens of microseconds, as long as a chunk's copy. Pauses first
+// (they leave a hyperthread's core to its sibling), then yields the CPU.
+// Returns false if `failed` is set first.
+template <class Ready>
+bool spin_until(Ready&& ready, const std::atomic<bool>& failed) {
+    for (int64_t spins = 0; !ready(); ++spins) {
+        if (failed.load(std::memory_order_acquire)) return false;
+#if defined(__SSE2__)
+        if (spins < 4096) {
+            _mm_pause();
+            continue;
+        }
+#endif
+        std::this_thread::yield();
     }
+    return true;
+}
+
+// The host's side of a copy of `cols` columns of `rows` floats in chunks of
+// `chunk` columns through the ring of pinned slots, by one team of host
+// threads in one parallel region. The team's first thread alone calls CUDA:
+// it waits until the copy engine has released chunk i's slot and says so;
+// the threads then take the chunk's pieces (256 KiB: columns, or part of a
+// tall one) one at a time and copy them (copy_piece(i, first_column,
+// columns, first_row, rows), within the chunk); once all are copied the
+// first thread issues chunk i + lead (issue(c): the copy engine's part,
+// queued before the slot's released event). An upload issues
+// each chunk after its host copy (lead 0); a download issues the first `lead`
+// = slots chunks up front and each later one once the host has drained the
+// slot it reuses. A thread that the system holds back delays only the piece
+// it took. With a parallel region a chunk (a fork and a join every 4 MiB),
+// the regions cost more than the copies wherever the OpenMP runtime stops
+// idle threads spinning: with the caller's OpenMP threads at 64 on the
+// four-H200 host, two GPUs' uploads moved 23 GB/s each instead of 46
+// (docs/PERFORMANCE.md).
+template <class Issue, class CopyPiece>
+void copy_through_ring(int64_t rows, int64_t cols, int64_t chunk, int64_t lead, BounceBuffers& bounce,
+                       Issue&& issue, CopyPiece&& copy_piece) {
+    constexpr int64_t kPieceFloats = int64_t(1) << 16;
+    const int64_t chunks = (cols + chunk - 1) / chunk;
+    const int64_t parts = (rows + kPieceFloats - 1) / kPieceFloats;  // pieces a column
+    const int64_t group = std::max<int64_t>(1, kPieceFloats / std::max<int64_t>(rows, 1));  // columns a piece
+    for (int64_t c = 0; c < std::min(lead, chunks); ++c) issue(c);
+    std::atomic<int64_t> free_slots{0};  // chunks [0, free_slots) may be copied
+    std::vector<std::atomic<int64_t>> taken(static_cast<size_t>(chunks)), copied(static_cast<size_t>(chunks));
+    for (int64_t i = 0; i < chunks; ++i) {
+        taken[static_cast<size_t>(i)].store(0, std::memory_order_relaxed);
+        copied[static_cast<size_t>(i)].store(0, std::memory_order_relaxed);
+    }
+    std::atomic<bool> failed{false};
+    std::exception_ptr error;
+#pragma omp parallel num_threads(host_copy_threads())
+    {
+        const bool first = omp_get_thread_num() == 0;
+        try {
+            for (int64_t i = 0; i < chunks; ++i) {
+                if (first) {
+                    TANDEM_CUDA_CHECK(cudaEventSynchronize(bounce.released(i)));
+                    free_slots.store(i + 1, std::memory_order_release);
+                } else if (!spin_until([&] { return free_slots.load(std::memory_order_acquire) > i; },
+                                       failed)) {
+                    break;
+                }
+                const int64_t width = std::min(chunk, cols - i * chunk);
+                const int64_t pieces = (width + group - 1) / group * parts;
+                std::atomic<int64_t>& next = taken[static_cast<size_t>(i)];
+                std::atomic<int64_t>& done = copied[static_cast<size_t>(i)];
+                for (int64_t p; (p = next.fetch_add(1, std::memory_order_relaxed)) < pieces;) {
+                    const int64_t c0 = p / parts * group, r0 = p % parts * kPieceFloats;
+                    copy_piece(i, c0, std::min(group, width - c0), r0, std::min(kPieceFloats, rows - r0));
+                    done.fetch_add(1, std::memory_order_acq_rel);
+                }
+                if (!first) continue;
+                if (!spin_until([&] { return done.load(std::memory_order_acquire) == pieces; }, failed)) break;
+                if (i + lead < chunks) issue(i + lead);
+            }
+        } catch (...) {
+            bool none = false;
+            if (failed.compare_exchange_strong(none, true)) error = std::current_exception();
+        }
+    }
+    if (error) std::rethrow_exception(error);
 }
 
 // Host -> device in column chunks of `chunk`: through the bounce buffers when
@@ -78,32 +155,39 @@ void copy_columns(const float* from, int64_t ld_from, float* to, int64_t ld_to, 
 // earlier ones), else straight from the caller's memory. `send(j, width,
 // source, source_ld)` queues on `stream` the device's side of chunk j ..
 // j+width, whose host columns are at `source`; with the bounce buffers it must
-// not queue the next use of the slot either.
+// not queue the next use of the slot either. Into a slot with plain stores,
+// which the copy engine may read from the cache: with non-temporal ones an
+// upload's pipeline alone moved 5-30% more, but whole factorizations took
+// 2-19% longer at n = 2048-8192 (3% less at 16384: tandem-host-transfers,
+// docs/PERFORMANCE.md).
 template <class Send>
 void upload_in_chunks(const float* host, int64_t ldh, int64_t rows, int64_t cols, int64_t chunk,
                       bool bounced, BounceBuffers& bounce, cudaStream_t stream, Send&& send) {
-    if (bounced) bounce.begin(rows * chunk);  // see BounceBuffers::begin: one cut for all but the tallest blocks
-    for (int64_t j = 0, i = 0; j < cols; j += chunk, ++i) {
-        const int64_t width = std::min(chunk, cols - j);
-        const float* source = host + j * ldh;
-        int64_t source_ld = ldh;
-        if (bounced) {  // the copy engine is done with this slot's previous chunk
-            float* slot = bounce.slot(i);
-            TANDEM_CUDA_CHECK(cudaEventSynchronize(bounce.released(i)));
-            copy_columns(source, ldh, slot, rows, rows, width, false);
-            source = slot;
-            source_ld = rows;
-        }
-        send(j, width, source, source_ld);
-        if (bounced) TANDEM_CUDA_CHECK(cudaEventRecord(bounce.released(i), stream));
+    if (!bounced) {
+        for (int64_t j = 0; j < cols; j += chunk) send(j, std::min(chunk, cols - j), host + j * ldh, ldh);
+        return;
     }
+    bounce.begin(rows * chunk);  // see BounceBuffers::begin: one cut for all but the tallest blocks
+    copy_through_ring(
+        rows, cols, chunk, 0, bounce,
+        [&](int64_t i) {
+            const int64_t j = i * chunk;
+            send(j, std::min(chunk, cols - j), bounce.slot(i), rows);
+            TANDEM_CUDA_CHECK(cudaEventRecord(bounce.released(i), stream));
+        },
+        [&](int64_t i, int64_t c0, int64_t n, int64_t r0, int64_t m) {
+            for (int64_t c = c0; c < c0 + n; ++c)
+                std::memcpy(bounce.slot(i) + r0 + c * rows, host + r0 + (i * chunk + c) * ldh, sizeof(float) * m);
+        });
 }
 
 // Device -> host in column chunks, the mirror of upload_in_chunks: `fetch(j,
 // width, target, target_ld)` queues the move of chunk j .. j+width into
 // `target` (a slot, or the caller's memory). Every slot is given a chunk
 // before the host drains the first, and a drained slot takes its next chunk
-// at once, so that the copy engine does not wait for the host.
+// at once, so that the copy engine does not wait for the host. The copy
+// engine's earlier uses of a slot come before this one on the stream. Into
+// the caller's memory with non-temporal stores (streaming_copy.hpp).
 template <class Fetch>
 void download_in_chunks(float* host, int64_t ldh, int64_t rows, int64_t cols, int64_t chunk,
                         bool bounced, BounceBuffers& bounce, cudaStream_t stream, Fetch&& fetch) {
@@ -112,23 +196,18 @@ void download_in_chunks(float* host, int64_t ldh, int64_t rows, int64_t cols, in
             fetch(j, std::min(chunk, cols - j), host + j * ldh, ldh);
         return;
     }
-    const int64_t chunks = (cols + chunk - 1) / chunk;
     bounce.begin(rows * chunk);
-    const int64_t slots = bounce.slots();
-    // The copy engine's earlier uses of a slot come before this one on the
-    // stream, and the host has drained each slot before it is given a chunk.
-    auto issue = [&](int64_t i) {
-        const int64_t j = i * chunk;
-        fetch(j, std::min(chunk, cols - j), bounce.slot(i), rows);
-        TANDEM_CUDA_CHECK(cudaEventRecord(bounce.released(i), stream));
-    };
-    for (int64_t i = 0; i < std::min(slots, chunks); ++i) issue(i);
-    for (int64_t i = 0; i < chunks; ++i) {
-        const int64_t j = i * chunk, width = std::min(chunk, cols - j);
-        TANDEM_CUDA_CHECK(cudaEventSynchronize(bounce.released(i)));
-        copy_columns(bounce.slot(i), rows, host + j * ldh, ldh, rows, width, true);
-        if (i + slots < chunks) issue(i + slots);
-    }
+    copy_through_ring(
+        rows, cols, chunk, bounce.slots(), bounce,
+        [&](int64_t i) {
+            const int64_t j = i * chunk;
+            fetch(j, std::min(chunk, cols - j), bounce.slot(i), rows);
+            TANDEM_CUDA_CHECK(cudaEventRecord(bounce.released(i), stream));
+        },
+        [&](int64_t i, int64_t c0, int64_t n, int64_t r0, int64_t m) {
+            for (int64_t c = c0; c < c0 + n; ++c)
+                copy_floats_streaming(host + r0 + (i * chunk + c) * ldh, bounce.slot(i) + r0 + c * rows, m);
+        });
 }
 
 // Where the host block of a copy lives and how it moves: whether through the

@@ -5,6 +5,7 @@
 // The arithmetic (U12, A22, solve) is in test_gpu_device_math.cpp.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -25,6 +26,13 @@
 
 namespace tandem::test {
 namespace {
+
+// The OpenMP threads of the calling thread's parallel regions, for a scope.
+struct ThreadsOfThisThread {
+    explicit ThreadsOfThisThread(int threads) : saved(omp_get_max_threads()) { omp_set_num_threads(threads); }
+    ~ThreadsOfThisThread() { omp_set_num_threads(saved); }
+    int saved;
+};
 
 TEST_F(GpuDevice, UploadDownloadRoundTripsOddShapesAtOffsets) {
     SCOPED_TRACE(seed_note());
@@ -75,33 +83,38 @@ TEST_F(GpuDevice, UploadDownloadRoundTripsOddShapesAtOffsets) {
 }
 
 // Large blocks go in column chunks; pageable ones also through the pinned
-// bounce buffers, which the host and the copy engine use in turn.
+// bounce buffers, which the host and the copy engine use in turn, the host's
+// side by the calling thread's team in pieces of 256 KiB (columns, or parts
+// of a column taller than that), or by the calling thread alone.
 TEST_F(GpuDevice, UploadDownloadInChunksPageableAndPinned) {
     SCOPED_TRACE(seed_note());
     struct Shape { int64_t rows, cols; };
-    for (const Shape s : {Shape{3, 400000}, Shape{4000, 3000}})
-        for (const bool pinned : {false, true}) {
-            SCOPED_TRACE(std::to_string(s.rows) + " x " + std::to_string(s.cols) +
-                         (pinned ? " pinned" : " pageable"));
-            device_->allocate(s.rows, s.cols, 8);
-            const int64_t ld = s.rows + 3, count = ld * s.cols;
-            Vec pageable(pinned ? 0 : count);
-            float* host = pinned ? device_->host_alloc(count) : pageable.data();
-            const Vec a = random(count);
-            std::copy(a.begin(), a.end(), host);
-            device_->upload(Queue::transfer, host, ld, 0, 0, s.rows, s.cols);
-            device_->synchronize();
-            std::fill(host, host + count, kNaN);
-            device_->download(Queue::transfer, host, ld, 0, 0, s.rows, s.cols);
-            device_->synchronize();
-            int64_t wrong = 0;
-            for (int64_t j = 0; j < s.cols; ++j)
-                for (int64_t i = 0; i < ld; ++i)
-                    wrong += i < s.rows ? host[i + j * ld] != a[i + j * ld]
-                                        : !std::isnan(host[i + j * ld]);
-            if (pinned) device_->host_free(host);
-            EXPECT_EQ(wrong, 0);
-        }
+    const int threads = omp_get_max_threads();
+    for (const Shape s : {Shape{3, 400000}, Shape{4000, 3000}, Shape{150001, 41}})
+        for (const int team : {threads, 1})
+            for (const bool pinned : {false, true}) {
+                SCOPED_TRACE(std::to_string(s.rows) + " x " + std::to_string(s.cols) +
+                             (pinned ? " pinned" : " pageable") + ", " + std::to_string(team) + " threads");
+                const ThreadsOfThisThread scoped(team);
+                device_->allocate(s.rows, s.cols, 8);
+                const int64_t ld = s.rows + 3, count = ld * s.cols;
+                Vec pageable(pinned ? 0 : count);
+                float* host = pinned ? device_->host_alloc(count) : pageable.data();
+                const Vec a = random(count);
+                std::copy(a.begin(), a.end(), host);
+                device_->upload(Queue::transfer, host, ld, 0, 0, s.rows, s.cols);
+                device_->synchronize();
+                std::fill(host, host + count, kNaN);
+                device_->download(Queue::transfer, host, ld, 0, 0, s.rows, s.cols);
+                device_->synchronize();
+                int64_t wrong = 0;
+                for (int64_t j = 0; j < s.cols; ++j)
+                    for (int64_t i = 0; i < ld; ++i)
+                        wrong += i < s.rows ? host[i + j * ld] != a[i + j * ld]
+                                            : !std::isnan(host[i + j * ld]);
+                if (pinned) device_->host_free(host);
+                EXPECT_EQ(wrong, 0);
+            }
 }
 
 // Panels beside a tensor-core update take leaves of at most four or eight
