@@ -91,8 +91,9 @@ bool spin_until(Ready&& ready, const std::atomic<bool>& failed) {
 // the threads then take the chunk's pieces (256 KiB: columns, or part of a
 // tall one) one at a time and copy them (copy_piece(i, first_column,
 // columns, first_row, rows), within the chunk); once all are copied the
-// first thread issues chunk i + lead (issue(c): the copy engine's part,
-// queued before the slot's released event). An upload issues
+// first thread issues chunk c = i + lead: the copy engine's part,
+// move(j, width, slot, rows) for its columns j .. j+width, queued on
+// `stream` before the slot's released event. An upload issues
 // each chunk after its host copy (lead 0); a download issues the first `lead`
 // = slots chunks up front and each later one once the host has drained the
 // slot it reuses. A thread that the system holds back delays only the piece
@@ -101,13 +102,17 @@ bool spin_until(Ready&& ready, const std::atomic<bool>& failed) {
 // idle threads spinning: with the caller's OpenMP threads at 64 on the
 // four-H200 host, two GPUs' uploads moved 23 GB/s each instead of 46
 // (docs/PERFORMANCE.md).
-template <class Issue, class CopyPiece>
+template <class Move, class CopyPiece>
 void copy_through_ring(int64_t rows, int64_t cols, int64_t chunk, int64_t lead, BounceBuffers& bounce,
-                       Issue&& issue, CopyPiece&& copy_piece) {
+                       cudaStream_t stream, Move&& move, CopyPiece&& copy_piece) {
     constexpr int64_t kPieceFloats = int64_t(1) << 16;
     const int64_t chunks = (cols + chunk - 1) / chunk;
     const int64_t parts = (rows + kPieceFloats - 1) / kPieceFloats;  // pieces a column
     const int64_t group = std::max<int64_t>(1, kPieceFloats / std::max<int64_t>(rows, 1));  // columns a piece
+    const auto issue = [&](int64_t c) {
+        move(c * chunk, std::min(chunk, cols - c * chunk), bounce.slot(c), rows);
+        TANDEM_CUDA_CHECK(cudaEventRecord(bounce.released(c), stream));
+    };
     for (int64_t c = 0; c < std::min(lead, chunks); ++c) issue(c);
     std::atomic<int64_t> free_slots{0};  // chunks [0, free_slots) may be copied
     std::vector<std::atomic<int64_t>> taken(static_cast<size_t>(chunks)), copied(static_cast<size_t>(chunks));
@@ -169,12 +174,7 @@ void upload_in_chunks(const float* host, int64_t ldh, int64_t rows, int64_t cols
     }
     bounce.begin(rows * chunk);  // see BounceBuffers::begin: one cut for all but the tallest blocks
     copy_through_ring(
-        rows, cols, chunk, 0, bounce,
-        [&](int64_t i) {
-            const int64_t j = i * chunk;
-            send(j, std::min(chunk, cols - j), bounce.slot(i), rows);
-            TANDEM_CUDA_CHECK(cudaEventRecord(bounce.released(i), stream));
-        },
+        rows, cols, chunk, 0, bounce, stream, send,
         [&](int64_t i, int64_t c0, int64_t n, int64_t r0, int64_t m) {
             for (int64_t c = c0; c < c0 + n; ++c)
                 std::memcpy(bounce.slot(i) + r0 + c * rows, host + r0 + (i * chunk + c) * ldh, sizeof(float) * m);
@@ -198,12 +198,7 @@ void download_in_chunks(float* host, int64_t ldh, int64_t rows, int64_t cols, in
     }
     bounce.begin(rows * chunk);
     copy_through_ring(
-        rows, cols, chunk, bounce.slots(), bounce,
-        [&](int64_t i) {
-            const int64_t j = i * chunk;
-            fetch(j, std::min(chunk, cols - j), bounce.slot(i), rows);
-            TANDEM_CUDA_CHECK(cudaEventRecord(bounce.released(i), stream));
-        },
+        rows, cols, chunk, bounce.slots(), bounce, stream, fetch,
         [&](int64_t i, int64_t c0, int64_t n, int64_t r0, int64_t m) {
             for (int64_t c = c0; c < c0 + n; ++c)
                 copy_floats_streaming(host + r0 + (i * chunk + c) * ldh, bounce.slot(i) + r0 + c * rows, m);

@@ -505,9 +505,9 @@ TEST(StepPlanner, SeveralDevicesKeepOneWidthTheBestByTheModel) {
 }
 
 TEST(StepPlanner, SeveralDevicesFactorAPanelFirstWhereTheStepWouldWaitForIt) {
-    // Shapes of traced steps (n = 65536, 1024 wide, H200s): a 5.9 ms panel
-    // beside a 20 ms update per device on four GPUs held up the step; beside
-    // a 38 ms update on two it did not.
+    // Step shapes at n = 65536, 1024 wide, on H200s: a 5.9 ms panel beside a
+    // 20 ms update per device on four GPUs holds up the step; beside a 38 ms
+    // update on two it does not.
     EXPECT_TRUE(panel_before_update_pays(5.9e-3, 20e-3, 4));
     EXPECT_FALSE(panel_before_update_pays(5.9e-3, 38e-3, 2));
     EXPECT_FALSE(panel_before_update_pays(1.0, 1e-9, 1));  // one device: no other waits
