@@ -8,7 +8,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <thread>
+
+#include "scheduler/spin_wait.hpp"
 
 namespace tandem {
 
@@ -64,24 +65,13 @@ struct TeamMember {
 };
 
 // Flags one thread publishes (monotonically increasing values) and others wait
-// for. Waiting spins briefly (the wait is usually shorter than a context switch),
-// then yields, so a team larger than the free cores still makes progress.
-constexpr int kSpinsBeforeYield = 4000;
-
+// for, spinning (spin_until).
 inline void publish(std::atomic<int64_t>& flag, int64_t value) {
     flag.store(value, std::memory_order_release);
 }
 
 inline void wait_until_at_least(const std::atomic<int64_t>& flag, int64_t value) {
-    for (int spins = 0; flag.load(std::memory_order_acquire) < value; ++spins) {
-        if (spins < kSpinsBeforeYield) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#endif
-        } else {
-            std::this_thread::yield();
-        }
-    }
+    spin_until([&] { return flag.load(std::memory_order_acquire) >= value; });
 }
 
 // A flag on its own cache line.

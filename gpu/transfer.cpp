@@ -7,13 +7,10 @@
 #include <cstring>
 #include <exception>
 #include <string>
-#include <thread>
 #include <vector>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
+#include "scheduler/spin_wait.hpp"
 #include "scheduler/streaming_copy.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/transpose.hpp"
@@ -65,23 +62,16 @@ bool use_bounce(cudaMemoryType type, int64_t rows, int64_t cols) {
            rows <= BounceBuffers::kMaxSlotFloats;
 }
 
-// Waits for ready(), spinning: a thread of this host that sleeps and is woken
-// again costs tens of microseconds, as long as a chunk's copy. Pauses first
-// (they leave a hyperthread's core to its sibling), then yields the CPU.
-// Returns false if `failed` is set first.
+// Waits for ready() (spin_until); returns false if `failed` is set first.
 template <class Ready>
-bool spin_until(Ready&& ready, const std::atomic<bool>& failed) {
-    for (int64_t spins = 0; !ready(); ++spins) {
-        if (failed.load(std::memory_order_acquire)) return false;
-#if defined(__SSE2__)
-        if (spins < 4096) {
-            _mm_pause();
-            continue;
-        }
-#endif
-        std::this_thread::yield();
-    }
-    return true;
+bool spin_until_or_failed(Ready&& ready, const std::atomic<bool>& failed) {
+    bool ok = true;
+    spin_until([&] {
+        if (ready()) return true;
+        ok = !failed.load(std::memory_order_acquire);
+        return !ok;
+    });
+    return ok;
 }
 
 // The host's side of a copy of `cols` columns of `rows` floats in chunks of
@@ -130,9 +120,9 @@ void copy_through_ring(int64_t rows, int64_t cols, int64_t chunk, int64_t lead, 
                 if (first) {
                     TANDEM_CUDA_CHECK(cudaEventSynchronize(bounce.released(i)));
                     free_slots.store(i + 1, std::memory_order_release);
-                } else if (!spin_until([&] { return free_slots.load(std::memory_order_acquire) > i; },
-                                       failed)) {
-                    break;
+                } else {
+                    const auto slot_free = [&] { return free_slots.load(std::memory_order_acquire) > i; };
+                    if (!spin_until_or_failed(slot_free, failed)) break;
                 }
                 const int64_t width = std::min(chunk, cols - i * chunk);
                 const int64_t pieces = (width + group - 1) / group * parts;
@@ -144,7 +134,8 @@ void copy_through_ring(int64_t rows, int64_t cols, int64_t chunk, int64_t lead, 
                     done.fetch_add(1, std::memory_order_acq_rel);
                 }
                 if (!first) continue;
-                if (!spin_until([&] { return done.load(std::memory_order_acquire) == pieces; }, failed)) break;
+                const auto all_copied = [&] { return done.load(std::memory_order_acquire) == pieces; };
+                if (!spin_until_or_failed(all_copied, failed)) break;
                 if (i + lead < chunks) issue(i + lead);
             }
         } catch (...) {
