@@ -57,7 +57,14 @@ public:
     // Whether any part of the caller's array has been written.
     bool wrote_output() const { return wrote_.load(); }
 
-    static constexpr int64_t kPieceFloats = int64_t(4) << 20;  // 16 MiB
+    // The most a piece holds. Each piece costs the thread a wait for its
+    // download and a parallel region for its scatter; fewer, larger pieces
+    // kept up better with the last steps, whose rows come fastest: at
+    // n = 65536 on two H200s (tandem-bench lu --gpus 2 --baselines 0,
+    // alternating processes, 2026-11-27) the backlog after the last panel
+    // was 16-21 ms with 32 MiB, 42-45 with 64, 48-58 with 16 and 110-197
+    // with 2-4 MiB pieces in more slots (docs/PERFORMANCE.md).
+    static constexpr int64_t kPieceFloats = int64_t(8) << 20;  // 32 MiB
 
 private:
     struct Fetch {  // a piece on its way through scratch slot `slot` of its device

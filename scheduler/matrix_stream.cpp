@@ -231,10 +231,11 @@ void MatrixStream::issue_upload(int64_t b, int64_t j, int step) {
 }
 
 void MatrixStream::add_piece(const Piece& piece) {
-    // In column chunks of at most kPieceFloats: a gather blocks the host thread
-    // that does it (one device: this one, which must come back soon to issue
-    // the next step), and the collector's scratch holds one chunk.
-    const int64_t chunk = std::max<int64_t>(1, kPieceFloats / std::max<int64_t>(piece.rows, 1));
+    // In column chunks: one device's gather blocks the host thread that does
+    // it (this one, which must come back soon to issue the next step); the
+    // collector's scratch holds one of its pieces.
+    const int64_t most = collector_ ? FactorCollector::kPieceFloats : kGatherFloats;
+    const int64_t chunk = std::max<int64_t>(1, most / std::max<int64_t>(piece.rows, 1));
     for (int64_t c = 0; c < piece.cols; c += chunk) {
         Piece part = piece;
         part.c0 = piece.c0 + c;

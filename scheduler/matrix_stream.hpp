@@ -104,7 +104,7 @@ public:
     // (an event of device d) has completed: gather them when the host is free.
     void rows_final(int d, Event ready, int64_t r0, int64_t rows, int step);
     // One unit of host work: the next block is uploaded (caught up to j), or
-    // else a final piece (at most kPieceFloats) whose event has completed is
+    // else a final piece (at most kGatherFloats) whose event has completed is
     // copied out. Returns false when there was nothing to do.
     bool advance(int64_t j, int step);
     // Only the upload part of advance().
@@ -122,7 +122,8 @@ public:
 
 private:
     using Piece = FactorPiece;
-    static constexpr int64_t kPieceFloats = FactorCollector::kPieceFloats;  // under 1 ms of copying
+    // One device's gathers (on the main thread): under 1 ms of copying each.
+    static constexpr int64_t kGatherFloats = int64_t(4) << 20;  // 16 MiB
     // Several devices: device d's blocks in order (run on a thread of its own).
     void feed(int d, int threads);
     // Several devices, streamed: block b live, waiting for it and caught up to j.
