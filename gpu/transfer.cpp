@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-
 #include "scheduler/spin_wait.hpp"
 #include "scheduler/streaming_copy.hpp"
 #include "gpu/cuda_check.hpp"
@@ -95,10 +94,10 @@ bool spin_until_or_failed(Ready&& ready, const std::atomic<bool>& failed) {
 template <class Move, class CopyPiece>
 void copy_through_ring(int64_t rows, int64_t cols, int64_t chunk, int64_t lead, BounceBuffers& bounce,
                        cudaStream_t stream, Move&& move, CopyPiece&& copy_piece) {
-    constexpr int64_t kPieceFloats = int64_t(1) << 16;
+    constexpr int64_t kThreadPieceFloats = int64_t(1) << 16;  // 256 KiB: what a thread takes at a time
     const int64_t chunks = (cols + chunk - 1) / chunk;
-    const int64_t parts = (rows + kPieceFloats - 1) / kPieceFloats;  // pieces a column
-    const int64_t group = std::max<int64_t>(1, kPieceFloats / std::max<int64_t>(rows, 1));  // columns a piece
+    const int64_t parts = (rows + kThreadPieceFloats - 1) / kThreadPieceFloats;  // pieces a column
+    const int64_t group = std::max<int64_t>(1, kThreadPieceFloats / std::max<int64_t>(rows, 1));  // columns a piece
     const auto issue = [&](int64_t c) {
         move(c * chunk, std::min(chunk, cols - c * chunk), bounce.slot(c), rows);
         TANDEM_CUDA_CHECK(cudaEventRecord(bounce.released(c), stream));
@@ -129,8 +128,8 @@ void copy_through_ring(int64_t rows, int64_t cols, int64_t chunk, int64_t lead, 
                 std::atomic<int64_t>& next = taken[static_cast<size_t>(i)];
                 std::atomic<int64_t>& done = copied[static_cast<size_t>(i)];
                 for (int64_t p; (p = next.fetch_add(1, std::memory_order_relaxed)) < pieces;) {
-                    const int64_t c0 = p / parts * group, r0 = p % parts * kPieceFloats;
-                    copy_piece(i, c0, std::min(group, width - c0), r0, std::min(kPieceFloats, rows - r0));
+                    const int64_t c0 = p / parts * group, r0 = p % parts * kThreadPieceFloats;
+                    copy_piece(i, c0, std::min(group, width - c0), r0, std::min(kThreadPieceFloats, rows - r0));
                     done.fetch_add(1, std::memory_order_acq_rel);
                 }
                 if (!first) continue;

@@ -505,9 +505,8 @@ TEST(StepPlanner, SeveralDevicesKeepOneWidthTheBestByTheModel) {
 }
 
 TEST(StepPlanner, SeveralDevicesFactorAPanelFirstWhereTheStepWouldWaitForIt) {
-    // Step shapes at n = 65536, 1024 wide, on H200s: a 5.9 ms panel beside a
-    // 20 ms update per device on four GPUs holds up the step; beside a 38 ms
-    // update on two it does not.
+    // A 5.9 ms panel beside a 20 ms update per device holds up a step of four
+    // devices (it goes first); beside a 38 ms update on two it does not.
     EXPECT_TRUE(panel_before_update_pays(5.9e-3, 20e-3, 4));
     EXPECT_FALSE(panel_before_update_pays(5.9e-3, 38e-3, 2));
     EXPECT_FALSE(panel_before_update_pays(1.0, 1e-9, 1));  // one device: no other waits
