@@ -28,6 +28,9 @@ public:
     std::string fingerprint() const override { return "host device"; }
 
     int64_t free_bytes() const override { return INT64_MAX; }
+    int64_t left_factor_bytes() const override {
+        return static_cast<int64_t>(sizeof(float) * left_.capacity());
+    }
 
     using Device::allocate;
     // factor_panel works on the storage itself: a last panel needs nothing more.

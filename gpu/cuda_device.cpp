@@ -121,6 +121,8 @@ void CudaDevice::release_buffers() noexcept {
     for (cudaStream_t s : streams_)
         if (s) (void)cudaStreamSynchronize(s);
     storage_.reset();
+    left_factors_.reset();
+    left_cols_ = 0;
     for (int s = 0; s < 2; ++s) {
         panel_[s].reset();
         inv_l11_[s].reset();
@@ -237,8 +239,7 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width,
     // small n then costs no cudaMalloc/cudaFree (each synchronizes the device).
     for (cudaStream_t s : streams_) TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
     slot_ = 0;
-    left_factors_.reset();  // a failed factorization may have left them held
-    left_cols_ = 0;
+    left_cols_ = 0;  // a failed factorization may have left them held; the memory stays
     const bool fits = storage_.bytes() >= storage_bytes && panel_[0].bytes() >= panel_bytes &&
                       panel_[1].bytes() >= panel_bytes && inv_l11_[0].bytes() >= inverse_bytes &&
                       inv_l11_[1].bytes() >= inverse_bytes && storage_bytes > 0 &&
@@ -258,7 +259,7 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width,
         reset_permutation();
         return;
     }
-    release_buffers();  // frees room for the new ones
+    release_buffers();  // frees room for the new ones, the left factors' too
     // tf32x3: the split operands of the compute queue's updates and of the
     // transfer queue's look-ahead (reserve_split_buffers).
     const int64_t split_floats =
@@ -305,13 +306,24 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width,
     reset_permutation();
 }
 
+void CudaDevice::make_room(size_t bytes) {
+    if (left_cols_ == 0 && left_factors_.bytes() > 0 && int64_t(bytes) + kHeadroomBytes > free_bytes())
+        left_factors_.reset();
+}
+
 void CudaDevice::hold_left_factors(int64_t cols) {
     DeviceGuard guard(ordinal_);
     if (cols < 0) contract_error("hold_left_factors", "cols = " + std::to_string(cols));
     for (cudaStream_t s : streams_) TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
     left_cols_ = 0;
     if (cols == 0) {
-        left_factors_.reset();
+        // Kept for the next call while at least half the memory is free: at
+        // 65536 on four H200s each holds 8 GiB, whose cudaMalloc held the
+        // upload back 17 ms and whose cudaFree here added some 18 ms to a
+        // 1.3 s call (docs/PERFORMANCE.md, "Several GPUs").
+        size_t free = 0, total = 0;
+        TANDEM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+        if (free < total / 2) left_factors_.reset();
         return;
     }
     const int64_t ld = round_up(cols, kAlignFloats);

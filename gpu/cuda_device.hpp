@@ -64,6 +64,7 @@ public:
     // (Options::gemm changes the measured update rate).
     std::string fingerprint() const override;
     int64_t free_bytes() const override;
+    int64_t left_factor_bytes() const override { return int64_t(left_factors_.bytes()); }
     using Device::allocate;
     void allocate(int64_t rows, int64_t local_cols, int max_panel_width,
                   int last_panel_width) override;
@@ -218,6 +219,9 @@ private:
 
     void release_buffers() noexcept;
     void release() noexcept;
+    // Left factors kept from an earlier call (none held now) give way to a
+    // buffer of `bytes` that the free memory would not hold.
+    void make_room(size_t bytes);
 
     int ordinal_;
     int sm_count_ = 0;

@@ -17,6 +17,7 @@ namespace tandem::gpu {
 float* CudaDevice::allocate_matrix(int64_t count) {
     DeviceGuard guard(ordinal_);
     const size_t bytes = sizeof(float) * static_cast<size_t>(std::max<int64_t>(count, 1));
+    make_room(bytes);
     return static_cast<float*>(DeviceBuffer(bytes, "refined solve's matrix").release());
 }
 

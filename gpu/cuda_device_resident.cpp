@@ -92,6 +92,7 @@ bool CudaDevice::hides_host_copies(int64_t m, int64_t n) const {
 
 bool CudaDevice::reserve_overlap_buffers(int64_t m, int64_t n, int64_t first) {
     try {
+        make_room(sizeof(float) * static_cast<size_t>(m * (n - first)));
         arriving_columns_.ensure(sizeof(float) * static_cast<size_t>(m * (n - first)),
                                  "the columns that arrive during the factorization");
         column_perm_.ensure(sizeof(int) * static_cast<size_t>(m),
@@ -114,6 +115,7 @@ int CudaDevice::factor_host_column_major(int64_t m, int64_t n, float* a, int64_t
     kept_rows_ = kept_cols_ = 0;
     host_call_hid_copies_ = false;
     host_call_spans_.clear();
+    make_room(sizeof(float) * static_cast<size_t>(m * n));
     host_matrix_.ensure(sizeof(float) * static_cast<size_t>(m * n), "column-major copy of the matrix");
     // Beside the factorization where its buffers fit; else before and after it.
     if (hides_host_copies(m, n)) {

@@ -63,6 +63,9 @@ public:
 
     // Bytes of storage the device can still give (for a clear out-of-memory error).
     virtual int64_t free_bytes() const = 0;
+    // Bytes the device keeps for left factors (hold_left_factors), held now or
+    // kept from an earlier hold; a hold of up to this many needs no more memory.
+    virtual int64_t left_factor_bytes() const = 0;
 
     // Allocate row-major storage for rows x local_cols and a panel workspace
     // for panels of up to rows x max_panel_width. factor_panel() also takes one
@@ -176,8 +179,10 @@ public:
     // every device keeps while blocks of the matrix are still arriving on
     // several devices, so that a block arriving after j columns were factored
     // can be caught up on a device that holds only some of those columns.
-    // Room for `cols` columns (discarding what was kept); 0 gives it back.
-    // Queues must be idle.
+    // Room for `cols` columns (discarding what was kept); 0 stops holding them.
+    // A GPU keeps the memory for the next call's hold while its memory is at
+    // most half used (cudaMalloc and cudaFree of the gigabytes a large matrix
+    // holds cost milliseconds each, on the call's path). Queues must be idle.
     virtual void hold_left_factors(int64_t cols) = 0;
     // Left-factor columns [j, j + w) = the panel in the workspace filled last
     // (rows j .. j + its rows, w its width; the rows above are never read):

@@ -13,11 +13,14 @@ namespace {
 
 // Columns of L that every device can keep as left factors: half of the
 // factorization (the uploads take far less of the call than the steps), in
-// at most half of the least free memory.
+// at most half of the least memory free or kept for them.
 int64_t left_capacity(const StepContext& ctx) {
     const BlockingPlan& plan = ctx.plan;
     int64_t free = INT64_MAX;
-    for (Device* dev : ctx.devices) free = std::min(free, dev->free_bytes());
+    for (Device* dev : ctx.devices) {
+        const int64_t kept = dev->left_factor_bytes(), unused = dev->free_bytes();
+        free = std::min(free, unused > INT64_MAX - kept ? INT64_MAX : unused + kept);
+    }
     const int64_t column_bytes = int64_t(sizeof(float)) * std::max<int64_t>(plan.rows(), 1);
     return std::min(std::min(plan.rows(), plan.cols()) / 2, free / 2 / column_bytes);
 }

@@ -171,9 +171,17 @@ TEST_F(GpuAgainstHost, CatchUpFromLeftFactors) {
         worst = std::max(worst, std::fabs(double(got[i]) - want[i]) /
                                     std::max(1.0, std::fabs(double(want[i]))));
     EXPECT_LT(worst, 2e-4);
+    const int64_t held = device_->left_factor_bytes();
+    EXPECT_GE(held, int64_t(sizeof(float)) * m * 160);
     for (Device* dev : both()) dev->hold_left_factors(0);
     EXPECT_THROW(device_->keep_panel(Queue::compute, 0), Error);
     EXPECT_THROW(host_->keep_panel(Queue::compute, 0), Error);
+    // The GPU, its memory far from half used, keeps the memory for the next
+    // call's hold, through that call's allocate(); the host gives it back.
+    EXPECT_EQ(host_->left_factor_bytes(), 0);
+    EXPECT_EQ(device_->left_factor_bytes(), held);
+    allocate(m, n, w);
+    EXPECT_EQ(device_->left_factor_bytes(), held);
 }
 
 }  // namespace

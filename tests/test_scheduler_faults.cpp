@@ -48,6 +48,7 @@ public:
     std::string name() const override { return inner_->name(); }
     std::string fingerprint() const override { return inner_->fingerprint() + fingerprint_suffix; }
     int64_t free_bytes() const override { return inner_->free_bytes(); }
+    int64_t left_factor_bytes() const override { return inner_->left_factor_bytes(); }
     using Device::allocate;
     void allocate(int64_t rows, int64_t cols, int max_width, int last_width) override {
         fault("allocate");
