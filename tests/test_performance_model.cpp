@@ -510,8 +510,8 @@ TEST(StepPlanner, SeveralDevicesFactorAPanelFirstWhereTheStepWouldWaitForIt) {
     EXPECT_TRUE(panel_before_update_pays(5.9e-3, 20e-3, 4));
     EXPECT_FALSE(panel_before_update_pays(5.9e-3, 38e-3, 2));
     EXPECT_FALSE(panel_before_update_pays(1.0, 1e-9, 1));  // one device: no other waits
-    // Panels of constant time, updates that shrink: beside the early, large
-    // updates, first once the updates are short.
+    // Panels of constant time, updates that shrink: a panel goes beside the
+    // large updates of the first steps and before its owner's short ones.
     const PerformanceModel model = synthetic_model(1e-12, 1e-4);
     StepPlanRequest r;
     r.m = r.n = 20000;
