@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "scheduler/cpu_panel.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem {
@@ -42,6 +43,10 @@ public:
             storage_.assign(static_cast<size_t>(rows * ld_), 0.0f);
             panel_.assign(static_cast<size_t>(rows * max_panel_width), 0.0f);
             inv_l11_.assign(static_cast<size_t>(max_panel_width) * max_panel_width, 0.0f);
+            for (int s = 0; s < 2; ++s) {
+                panel_inverse_[s].assign(static_cast<size_t>(max_panel_width) * max_panel_width, 0.0f);
+                inverse_of_[s] = {};
+            }
             scratch_.clear();
             left_.clear();
             left_cols_ = 0;
@@ -115,6 +120,34 @@ public:
         pivots[width] = info;
     }
 
+    // As a GPU does it, for the scheduler's tests: the inverse kept by slot,
+    // brought along by take_panel and take_panel_from.
+    bool invert_panel_l11(Queue, int64_t r0, int64_t c0, int width, int slot, float* norm) override {
+        if (r0 < 0 || c0 < 0 || width <= 0 || r0 + width > rows_ || c0 + width > local_cols_ ||
+            (slot != 0 && slot != 1) ||
+            static_cast<size_t>(width) * width > panel_inverse_[slot].size())
+            throw Error(TANDEM_ERROR_INTERNAL, name() + ": invert_panel_l11: bad block or slot");
+        std::vector<float> l11(static_cast<size_t>(width) * width), inverse(l11.size());
+        for (int i = 0; i < width; ++i)  // column-major for invert_unit_lower
+            for (int j = 0; j < width; ++j) l11[j * width + i] = at(r0 + i, c0 + j);
+        *norm = invert_unit_lower(width, l11.data(), width, inverse.data(), width, 1);
+        for (int i = 0; i < width; ++i)
+            for (int j = 0; j < width; ++j)
+                panel_inverse_[slot][i * width + j] = j <= i ? inverse[j * width + i] : 0.0f;
+        inverse_of_[slot] = {r0, c0, width};
+        return true;
+    }
+    // The inverse of the panel at (r0, c0), `width` wide, into the workspace, if made.
+    void bring_inverse(const HostDevice& from, int64_t r0, int64_t c0, int width) {
+        for (int s = 0; s < 2; ++s) {
+            const PanelInverse& made = from.inverse_of_[s];
+            if (made.r0 != r0 || made.c0 != c0 || made.width != width) continue;
+            std::copy_n(from.panel_inverse_[s].begin(), static_cast<size_t>(width) * width,
+                        inv_l11_.begin());
+            has_inverse_ = true;
+        }
+    }
+
     void take_panel(Queue, int64_t r0, int64_t c0, int64_t rows, int width) override {
         if (static_cast<size_t>(rows * width) > panel_.size())
             throw Error(TANDEM_ERROR_INTERNAL, name() + ": take_panel: a " + std::to_string(rows) +
@@ -125,6 +158,7 @@ public:
         has_inverse_ = false;
         for (int64_t i = 0; i < rows; ++i)
             std::memcpy(&panel_[i * width], &at(r0 + i, c0), sizeof(float) * width);
+        bring_inverse(*this, r0, c0, width);
     }
 
     // Host devices share one address space: any other one can be read directly
@@ -148,6 +182,7 @@ public:
         has_inverse_ = false;
         for (int64_t i = 0; i < rows; ++i)
             std::memcpy(&panel_[i * width], &from->at(r0 + i, c0), sizeof(float) * width);
+        bring_inverse(*from, r0, c0, width);
     }
 
     void wait_for(Queue, Device&, Event) override {}  // every call has completed already
@@ -404,6 +439,14 @@ private:
     int64_t panel_rows_ = 0;
     int panel_width_ = 0;
     bool has_inverse_ = false;
+    // invert_panel_l11's inverses (row-major, width x width) by slot, and
+    // which panel each inverts (r0 < 0: none).
+    struct PanelInverse {
+        int64_t r0 = -1, c0 = -1;
+        int width = 0;
+    };
+    std::vector<float> panel_inverse_[2];
+    PanelInverse inverse_of_[2];
     std::mutex events_mutex_;
     std::vector<Clock::time_point> events_;
 };

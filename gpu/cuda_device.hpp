@@ -82,6 +82,8 @@ public:
                       int* pivots) override;
     void factor_panel_beside_update(Queue q, int64_t r0, int64_t c0, int64_t rows, int width,
                                     int* pivots) override;
+    bool invert_panel_l11(Queue q, int64_t r0, int64_t c0, int width, int slot,
+                          float* norm) override;
     void take_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) override;
     bool can_read(Device& source) override;
     void take_panel_from(Queue q, Device& source, Event ready, int64_t r0, int64_t c0,
@@ -111,6 +113,7 @@ public:
     bool query(Event e) override;
     void synchronize() override;
     double seconds_at(Event e) override;
+    std::vector<double> seconds_at_each(const std::vector<Event>& events) override;
 
     // Which SGEMM the updates use (Options::gemm); automatic reads the tuning
     // table of this GPU from cache_dir (the shipped sm_90 table without one).
@@ -267,6 +270,16 @@ private:
     DeviceBuffer storage_;
     int64_t rows_ = 0, local_cols_ = 0, ld_ = 1;
     DeviceBuffer panel_[2], inv_l11_[2];
+    // invert_panel_l11's results, by slot, and which panel each inverts
+    // (r0 < 0: none), for take_panel and other devices' take_panel_from.
+    struct PanelInverse {
+        int64_t r0 = -1, c0 = -1;
+        int width = 0;
+    };
+    DeviceBuffer panel_inverse_[2], inverse_scratch_;
+    PanelInverse inverse_of_[2];
+    // The slot holding inv(L11) of storage[r0.., c0..] `width` wide, or -1.
+    int panel_inverse_slot(int64_t r0, int64_t c0, int width) const;
     int slot_ = 0;  // the workspace filled last, which the panel's users read
     float* panel_workspace() const { return panel_[slot_].floats(); }
     float* inverse_workspace() const { return inv_l11_[slot_].floats(); }

@@ -16,6 +16,7 @@
 #include "gpu/cuda_device.hpp"
 #include "gpu/cusolver_getrf.hpp"
 #include "gpu/gemm.hpp"
+#include "gpu/invert_lower.hpp"
 #include "gpu/panel_leaf.hpp"
 #include "gpu/recursive_panel.hpp"
 #include "gpu/transpose.hpp"
@@ -147,6 +148,26 @@ void CudaDevice::factor_recursively(Queue q, float* a, int64_t ld, bool column_m
     factor_panel_recursive(panel, blas(q), panel_product(q, ld, column_major));
 }
 
+bool CudaDevice::invert_panel_l11(Queue q, int64_t r0, int64_t c0, int width, int slot,
+                                  float* norm) {
+    DeviceGuard guard(ordinal_);
+    check_block("invert_panel_l11", r0, c0, width, width);
+    if (slot != 0 && slot != 1) contract_error("invert_panel_l11", "slot " + std::to_string(slot));
+    if (norm == nullptr) contract_error("invert_panel_l11", "no norm to write");
+    if (width > max_width_ || !gpu::unit_lower_inverse_fits(width)) return false;
+    gpu::invert_unit_lower(blas(q), width, at(r0, c0), ld_, panel_inverse_[slot].floats(),
+                           panel_ld_, inverse_scratch_.floats(), norm);
+    inverse_of_[slot] = {r0, c0, width};
+    return true;
+}
+
+int CudaDevice::panel_inverse_slot(int64_t r0, int64_t c0, int width) const {
+    for (int s = 0; s < 2; ++s)
+        if (inverse_of_[s].r0 == r0 && inverse_of_[s].c0 == c0 && inverse_of_[s].width == width)
+            return s;
+    return -1;
+}
+
 void CudaDevice::take_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) {
     DeviceGuard guard(ordinal_);
     check_block("take_panel", r0, c0, rows, width);
@@ -162,6 +183,13 @@ void CudaDevice::take_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int w
     TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(panel_workspace(), sizeof(float) * panel_ld_, at(r0, c0),
                                         sizeof(float) * ld_, sizeof(float) * width, rows,
                                         cudaMemcpyDeviceToDevice, stream(q)));
+    const int inverse = panel_inverse_slot(r0, c0, width);
+    if (inverse < 0 || rows < width) return;
+    TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(inverse_workspace(), sizeof(float) * panel_ld_,
+                                        panel_inverse_[inverse].floats(), sizeof(float) * panel_ld_,
+                                        sizeof(float) * width, width, cudaMemcpyDeviceToDevice,
+                                        stream(q)));
+    has_inverse_ = true;
 }
 
 }  // namespace tandem::gpu

@@ -118,8 +118,23 @@ public:
         factor_panel(q, r0, c0, rows, width, pivots);
     }
 
-    // Panel workspace = storage[r0 : r0+rows, c0 : c0+width], without inv(L11):
-    // the owner's device-factored panel, for form_u12(.., false) and update_trailing.
+    // inv(L11) of the panel factor_panel left at storage[r0 : r0+width, c0 :
+    // c0+width], into the device's panel inverse `slot` (0 or 1), and its
+    // 1-norm into *norm (host memory from host_alloc, written once q has
+    // passed this point; NaN if inv(L11) holds a NaN). take_panel() and
+    // take_panel_from() of that panel bring it along, for form_u12(.., true).
+    // The caller orders every such copy of a slot before the next inversion
+    // into it. Returns false, issuing nothing, where the device does not
+    // invert panels of this width: U12 is then solved by TRSM.
+    virtual bool invert_panel_l11(Queue q, int64_t r0, int64_t c0, int width, int slot,
+                                  float* norm) {
+        (void)q, (void)r0, (void)c0, (void)width, (void)slot, (void)norm;
+        return false;
+    }
+
+    // Panel workspace = storage[r0 : r0+rows, c0 : c0+width]: the owner's
+    // device-factored panel, for update_trailing and form_u12, with inv(L11)
+    // where invert_panel_l11 made it for this panel (form_u12(.., true)).
     virtual void take_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) = 0;
 
     // Direct reads of another device's storage (a peer link between two GPUs):
@@ -130,8 +145,8 @@ public:
         return false;
     }
     // Panel workspace = source's storage[r0 : r0+rows, c0 : c0+width] (a panel
-    // that `source` factored), without inv(L11), copied once `ready` (an event
-    // of source) has passed. Source must not change those elements until an
+    // that `source` factored), with inv(L11) as take_panel, copied once
+    // `ready` (an event of source) has passed. Source must not change those elements until an
     // event recorded on q after this call has passed (see wait_for).
     virtual void take_panel_from(Queue q, Device& source, Event ready, int64_t r0, int64_t c0,
                                  int64_t rows, int width);
@@ -283,6 +298,10 @@ public:
     // Seconds from the origin event (the first record() after allocate()) to e;
     // e must have completed.
     virtual double seconds_at(Event e) = 0;
+    // seconds_at of each of `events`, after waiting for every queue: a
+    // timeline of thousands of events is read once the work is done, and a
+    // device can then read each without waiting for it.
+    virtual std::vector<double> seconds_at_each(const std::vector<Event>& events);
 };
 
 // Deleter for allocate_matrix's arrays.
@@ -372,6 +391,14 @@ inline void Device::multiply_in_double(int64_t, int64_t, const float*, int64_t, 
                                        double*) {
     throw Error(TANDEM_ERROR_INTERNAL, name() + ": multiply_in_double: not available on this device");
 }
+inline std::vector<double> Device::seconds_at_each(const std::vector<Event>& events) {
+    synchronize();
+    std::vector<double> seconds;
+    seconds.reserve(events.size());
+    for (Event e : events) seconds.push_back(seconds_at(e));
+    return seconds;
+}
+
 inline double Device::norm_inf(int64_t, const float*, int64_t) {
     throw Error(TANDEM_ERROR_INTERNAL, name() + ": norm_inf: not available on this device");
 }

@@ -63,16 +63,29 @@ int HybridLU::factor(int64_t m, int64_t n, float* a, int64_t lda, int* ipiv, Rep
     }
     std::copy(ipiv_.begin(), ipiv_.end(), ipiv);
 
-    // Timeline: device events on the host clock of the steps' start.
-    report.timeline = std::move(ctx.host_spans);
+    // Timeline: device events on the host clock of the steps' start, each
+    // device's read together.
+    std::vector<std::vector<Event>> events(static_cast<size_t>(num_devices));
     for (const DeviceSpan& s : spans) {
-        Device& dev = *devices_[s.device];
-        const char* queue = s.queue == Queue::compute    ? " compute"
-                            : s.queue == Queue::transfer ? " transfer"
-                                                         : " copy";
-        report.timeline.push_back({dev.name() + queue, s.phase, s.step,
-                                   device_origin + dev.seconds_at(s.begin),
-                                   device_origin + dev.seconds_at(s.end)});
+        events[static_cast<size_t>(s.device)].push_back(s.begin);
+        events[static_cast<size_t>(s.device)].push_back(s.end);
+    }
+    std::vector<std::vector<double>> seconds(static_cast<size_t>(num_devices));
+    std::vector<std::string> lanes;  // device d's queue q (0, 1, 2): lanes[3 * d + q]
+    for (int d = 0; d < num_devices; ++d) {
+        seconds[static_cast<size_t>(d)] = devices_[d]->seconds_at_each(events[static_cast<size_t>(d)]);
+        for (const char* queue : {" compute", " transfer", " copy"})
+            lanes.push_back(devices_[d]->name() + queue);
+    }
+    report.timeline = std::move(ctx.host_spans);
+    report.timeline.reserve(report.timeline.size() + spans.size());
+    std::vector<size_t> next(static_cast<size_t>(num_devices), 0);  // each device's next pair of times
+    for (const DeviceSpan& s : spans) {
+        const auto d = static_cast<size_t>(s.device);
+        const double begin = seconds[d][next[d]], end = seconds[d][next[d] + 1];
+        next[d] += 2;
+        report.timeline.push_back({lanes[3 * d + static_cast<size_t>(s.queue)], s.phase, s.step,
+                                   device_origin + begin, device_origin + end});
     }
     const PanelOverlap overlap = panel_overlap(report.timeline);
     report.panel_seconds = overlap.panel_seconds;

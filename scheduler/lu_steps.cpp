@@ -44,7 +44,7 @@ LuSteps::LuSteps(StepContext& ctx, const HybridSettings& settings, float* a, int
                      {*ctx.devices[0], std::max<int64_t>(ldp_ * host_width_, 1)}},
       inverse_buffers_{{*ctx.devices[0], std::max<int64_t>(int64_t(host_width_) * host_width_, 1)},
                        {*ctx.devices[0], std::max<int64_t>(int64_t(host_width_) * host_width_, 1)}},
-      pivot_buffer_(*ctx.devices[0], int64_t(ctx.plan.max_width()) + 1),
+      pivot_buffer_(*ctx.devices[0], int64_t(ctx.plan.max_width()) + 2),
       device_pivots_(reinterpret_cast<int*>(pivot_buffer_.data())),
       received_{std::vector<Event>(ctx.devices.size(), -1),
                 std::vector<Event>(ctx.devices.size(), -1)},
@@ -52,6 +52,8 @@ LuSteps::LuSteps(StepContext& ctx, const HybridSettings& settings, float* a, int
       workspace_read_{std::vector<Event>(ctx.devices.size(), -1),
                       std::vector<Event>(ctx.devices.size(), -1)},
       peer_panels_(settings.peer_panels && devices_read_each_other(ctx.devices)),
+      invert_device_panels_(settings.inverse_threshold > 0.0f &&
+                            (ctx.devices.size() == 1 || peer_panels_)),
       peer_reads_(ctx.devices.size()),
       block_ready_(static_cast<size_t>(std::max<int64_t>(ctx.plan.blocks(), 0)), -1) {
     report_.inverse_steps = report_.trsm_steps = report_.device_panel_steps = 0;
@@ -139,6 +141,7 @@ bool LuSteps::factor_panel_on_cpu_or_collect(int64_t k) {
     if (plan_.panel_on_device(k)) {
         std::copy(device_pivots_, device_pivots_ + width, &ipiv_[j]);
         panel_info = device_pivots_[width];
+        use_inverse = panel_inverted_ && *panel_inverse_norm(width) <= settings_.inverse_threshold;
         ++report_.device_panel_steps;
     } else {
         float* panel = panel_buffers_[k % 2].data();
@@ -183,6 +186,7 @@ void LuSteps::deliver_panel(int64_t k, bool use_inverse, int d,
             x.take_panel(Queue::compute, j, plan_.local_begin(d, j), panel_rows, width);
         });
         owner_took_panel_ = dev.record(Queue::compute);
+        if (panel_inverted_) inverse_reads_[k % 2].emplace_back(d, owner_took_panel_);
     } else if (plan_.panel_on_device(k) && peer_panels_) {
         // Straight from the owner's storage, once it has factored the panel.
         if (workspace_read_[k % 2][d] >= 0) dev.wait(Queue::transfer, workspace_read_[k % 2][d]);
@@ -194,6 +198,7 @@ void LuSteps::deliver_panel(int64_t k, bool use_inverse, int d,
         received_[k % 2][d] = dev.record(Queue::transfer);
         dev.wait(Queue::compute, received_[k % 2][d]);
         panel_reads.emplace_back(d, received_[k % 2][d]);
+        if (panel_inverted_) inverse_reads_[k % 2].emplace_back(d, received_[k % 2][d]);
     } else {
         // The workspace is about to be overwritten: step k-2 must be done reading it.
         if (workspace_read_[k % 2][d] >= 0) dev.wait(Queue::transfer, workspace_read_[k % 2][d]);
@@ -484,12 +489,31 @@ void LuSteps::start_panel(int64_t k, Event after, bool beside_update) {
             else
                 x.factor_panel(Queue::transfer, begin, local, m_ - begin, width, device_pivots_);
         });
+    panel_inverted_ = plan_.panel_on_device(k) && invert_device_panels_ && m_ - begin >= width &&
+                      begin + width < plan_.cols() && invert_panel(k, owner_index, begin, local, width);
     if (host_copy)
         ctx_.timed(owner_index, Queue::transfer, "download", static_cast<int>(k), [&](Device& x) {
             x.download(Queue::transfer, panel_buffers_[k % 2].data(), ldp_, begin, local,
                        m_ - begin, width);
         });
     panel_ready_ = owner.record(Queue::transfer);
+}
+
+// inv(L11) of device panel k, in its owner's slot k % 2 once the copies of
+// panel k-2's inverse from that slot have been made.
+bool LuSteps::invert_panel(int64_t k, int owner_index, int64_t begin, int64_t local, int width) {
+    Device& owner = *devices_[owner_index];
+    for (const auto& [reader, read] : inverse_reads_[k % 2]) {
+        if (reader == owner_index) owner.wait(Queue::transfer, read);
+        else owner.wait_for(Queue::transfer, *devices_[reader], read);
+    }
+    inverse_reads_[k % 2].clear();
+    bool inverted = false;
+    ctx_.timed(owner_index, Queue::transfer, "invert", static_cast<int>(k), [&](Device& x) {
+        inverted = x.invert_panel_l11(Queue::transfer, begin, local, width, static_cast<int>(k % 2),
+                                      panel_inverse_norm(width));
+    });
+    return inverted;
 }
 
 // While the next panel is being factored: upload the next blocks, copy out

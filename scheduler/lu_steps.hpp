@@ -110,6 +110,10 @@ private:
     // `beside_update`: its owner updates columns beyond the look-ahead's
     // while it is factored (Device::factor_panel_beside_update).
     void start_panel(int64_t k, Event after, bool beside_update = false);
+    // Device panel k, factored at (begin, local) of its owner: inv(L11) and
+    // its norm (for the choice between U12 by product or by TRSM), on the
+    // owner's transfer queue. Returns whether the device made them.
+    bool invert_panel(int64_t k, int owner_index, int64_t begin, int64_t local, int width);
     // The host's transfers (uploads of block columns, copies of final rows into
     // A) while it waits for panel k+1.
     void host_work(int64_t k);
@@ -140,9 +144,11 @@ private:
     HostBuffer panel_buffers_[2];
     HostBuffer inverse_buffers_[2];
     // Pivots and info of a panel factored on its device (width + 1 ints; a
-    // float and an int have the same size, so host_alloc's block serves).
+    // float and an int have the same size, so host_alloc's block serves),
+    // then ||inv(L11)||_1 where the device inverted it.
     HostBuffer pivot_buffer_;
     int* device_pivots_;
+    float* panel_inverse_norm(int width) { return pivot_buffer_.data() + width + 1; }
     std::vector<Event> received_[2];
     std::vector<Event> update_done_;
     // Per device, after the last reader of the panel workspace that step k
@@ -152,6 +158,14 @@ private:
     // Panels factored on a device go to the others device to device (all
     // devices can read each other, settings.peer_panels); else through the host.
     bool peer_panels_;
+    // Device panels come with inv(L11) for U12 (Device::invert_panel_l11)
+    // where every device reads them from their owner; panel_inverted_: the
+    // last one started does.
+    bool invert_device_panels_;
+    bool panel_inverted_ = false;
+    // Per slot (k % 2), the copies of a panel's inverse from its owner's slot
+    // (reader, event after it): the next inversion into the slot waits for them.
+    std::vector<std::pair<int, Event>> inverse_reads_[2];
     // peer_reads_[d]: (reader, event) for each read of device d's last panel
     // columns by another device; d must not swap those rows before each passes.
     std::vector<std::vector<std::pair<int, Event>>> peer_reads_;

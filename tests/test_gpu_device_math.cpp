@@ -1,11 +1,12 @@
 // The CUDA device's arithmetic against references computed on the host in
-// double: U12 by inv(L11) (GEMM) and by TRSM, the trailing update, storing the
-// panel, the solve with trans N / T / C (LAPACK's residual test), and offsets
-// past 2^31 elements. Error bounds are the classical componentwise ones
+// double: U12 by inv(L11) (GEMM, the inverse sent or made on the device) and
+// by TRSM, the trailing update, storing the panel, the solve with trans N / T
+// / C (LAPACK's residual test), and offsets past 2^31 elements. Error bounds are the classical componentwise ones
 // (Higham), so the checks are strict without depending on summation order.
 #include <gtest/gtest.h>
 #include <lapacke.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -77,6 +78,84 @@ TEST_F(GpuDevice, FormU12ByInverseAndByTrsmMatchesForwardSubstitution) {
                                     c.cols, ref, bound),
                       0);
         }
+}
+
+// A device-factored panel inverted on the device (invert_panel_l11): its
+// norm against inv(L11) in double, and U12 by the product with that inverse
+// against forward substitution. The bound adds the inverse's own error, |X^
+// - X| <= c w u |X| |L| |X| (X = inv(L11)). Widths 48 and 512 are a leaf and
+// 64 x 8; 130 (65 x 2) is no leaf times a power of two, and is not inverted.
+TEST_F(GpuDevice, InvertedPanelGivesU12ByProduct) {
+    SCOPED_TRACE(seed_note());
+    float* norm = device_->host_alloc(1);
+    for (const int w : {48, 512, 130}) {
+        SCOPED_TRACE("width " + std::to_string(w));
+        const int64_t r0 = 5, c0 = 3, cols = 70, m = r0 + w + 40, n = c0 + w + cols + 2;
+        device_->allocate(m, n, w);
+        const Vec before = fill_storage(m, n);
+        device_->synchronize();
+        const Panel p = make_panel(m - r0, w, seed_ + w);
+        device_->upload(Queue::transfer, p.lu.data(), p.rows, r0, c0, p.rows, w);
+        *norm = kNaN;
+        const bool inverted = device_->invert_panel_l11(Queue::transfer, r0, c0, w, 1, norm);
+        device_->synchronize();
+        device_->take_panel(Queue::compute, r0, c0, p.rows, w);
+        if (w == 130) {
+            EXPECT_FALSE(inverted);
+            EXPECT_THROW(device_->form_u12(Queue::compute, r0, w, c0 + w, cols, true), Error);
+            continue;
+        }
+        ASSERT_TRUE(inverted);
+        double norm_ref = 0.0;
+        for (int j = 0; j < w; ++j) {
+            double sum = 0.0;
+            for (int i = j; i < w; ++i) sum += std::fabs(p.inv[i + j * w]);
+            norm_ref = std::max(norm_ref, sum);
+        }
+        EXPECT_NEAR(*norm, norm_ref, 1e-2 * norm_ref);
+        device_->form_u12(Queue::compute, r0, w, c0 + w, cols, true);
+        Vec expected_before = before;  // the panel's columns now hold the uploaded LU
+        for (int j = 0; j < w; ++j)
+            for (int64_t i = 0; i < p.rows; ++i)
+                expected_before[(r0 + i) + (c0 + j) * m] = p.lu[i + j * p.rows];
+        std::vector<double> ref(static_cast<size_t>(w * cols)), bound(ref.size());
+        std::vector<double> x_abs(static_cast<size_t>(w));
+        auto times_abs_l = [&](const std::vector<double>& in, std::vector<double>& out) {
+            for (int i = 0; i < w; ++i) {
+                out[i] = 0.0;
+                for (int k = 0; k <= i; ++k) out[i] += std::fabs(p.l(i, k)) * in[k];
+            }
+        };
+        auto times_abs_inv = [&](const std::vector<double>& in, std::vector<double>& out) {
+            for (int i = 0; i < w; ++i) {
+                out[i] = 0.0;
+                for (int k = 0; k <= i; ++k) out[i] += std::fabs(p.inv[i + k * w]) * in[k];
+            }
+        };
+        std::vector<double> v1(x_abs.size()), v2(v1.size()), v3(v1.size()), v4(v1.size());
+        for (int64_t j = 0; j < cols; ++j) {
+            double* x = &ref[j * w];
+            for (int i = 0; i < w; ++i) {
+                double s = before[(r0 + i) + (c0 + w + j) * m];
+                for (int k = 0; k < i; ++k) s -= p.l(i, k) * x[k];
+                x[i] = s;
+                x_abs[i] = std::fabs(s);
+            }
+            times_abs_l(x_abs, v1);
+            times_abs_inv(v1, v2);
+            times_abs_l(v2, v3);
+            times_abs_inv(v3, v4);
+            for (int i = 0; i < w; ++i)
+                bound[i + j * w] = 4.0 * (w + 2) * kUnitRoundoff * (v2[i] + 2.0 * v4[i]);
+        }
+        EXPECT_EQ(compare_block(read_storage(m, n), expected_before, m, n, r0, c0 + w, w, cols, ref,
+                                bound),
+                  0);
+        // A panel at another place has no inverse.
+        device_->take_panel(Queue::compute, r0 + 1, c0, p.rows - 1, w);
+        EXPECT_THROW(device_->form_u12(Queue::compute, r0, w, c0 + w, cols, true), Error);
+    }
+    device_->host_free(norm);
 }
 
 TEST_F(GpuDevice, UpdateTrailingMatchesDoubleProduct) {

@@ -88,6 +88,11 @@ public:
         if (recorder) recorder("panel beside", r0, c0, width, rows);
         inner_->factor_panel_beside_update(q, r0, c0, rows, width, pivots);
     }
+    bool invert_panel_l11(Queue q, int64_t r0, int64_t c0, int width, int slot,
+                          float* norm) override {
+        fault("invert_panel_l11");
+        return inner_->invert_panel_l11(q, r0, c0, width, slot, norm);
+    }
     void take_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) override {
         fault("take_panel");
         inner_->take_panel(q, r0, c0, rows, width);
@@ -161,6 +166,9 @@ public:
     }
     void synchronize() override { inner_->synchronize(); }
     double seconds_at(Event e) override { return inner_->seconds_at(e); }
+    std::vector<double> seconds_at_each(const std::vector<Event>& events) override {
+        return inner_->seconds_at_each(events);
+    }
 
     int calls() const { return calls_; }
     void disarm() { failing_.clear(); }
@@ -228,7 +236,8 @@ TEST(SchedulerFaults, EveryOperationFailingLeavesAUntouchedOrSaysSo) {
     const char* operations[] = {"allocate",     "upload",       "download",   "receive_panel",
                                 "store_panel",  "factor_panel", "take_panel", "take_panel_from",
                                 "swap_rows",    "form_u12",     "update_trailing", "catch_up",
-                                "hold_left_factors", "keep_panel", "swap_left_factor_rows"};
+                                "hold_left_factors", "keep_panel", "swap_left_factor_rows",
+                                "invert_panel_l11"};
     const Route routes[] = {{"one device, CPU panels, streamed", 1, PanelSite::cpu, true},
                             {"one device, device panels, streamed", 1, PanelSite::device, true},
                             {"one device, device panels, eager", 1, PanelSite::device, false},
