@@ -43,10 +43,9 @@ public:
             storage_.assign(static_cast<size_t>(rows * ld_), 0.0f);
             panel_.assign(static_cast<size_t>(rows * max_panel_width), 0.0f);
             inv_l11_.assign(static_cast<size_t>(max_panel_width) * max_panel_width, 0.0f);
-            for (int s = 0; s < 2; ++s) {
-                panel_inverse_[s].assign(static_cast<size_t>(max_panel_width) * max_panel_width, 0.0f);
-                inverse_of_[s] = {};
-            }
+            for (std::vector<float>& inverse : panel_inverse_)
+                inverse.assign(static_cast<size_t>(max_panel_width) * max_panel_width, 0.0f);
+            inverses_.clear();
             scratch_.clear();
             left_.clear();
             left_cols_ = 0;
@@ -134,18 +133,16 @@ public:
         for (int i = 0; i < width; ++i)
             for (int j = 0; j < width; ++j)
                 panel_inverse_[slot][i * width + j] = j <= i ? inverse[j * width + i] : 0.0f;
-        inverse_of_[slot] = {r0, c0, width};
+        inverses_.made(slot, r0, c0, width);
         return true;
     }
     // The inverse of the panel at (r0, c0), `width` wide, into the workspace, if made.
     void bring_inverse(const HostDevice& from, int64_t r0, int64_t c0, int width) {
-        for (int s = 0; s < 2; ++s) {
-            const PanelInverse& made = from.inverse_of_[s];
-            if (made.r0 != r0 || made.c0 != c0 || made.width != width) continue;
-            std::copy_n(from.panel_inverse_[s].begin(), static_cast<size_t>(width) * width,
-                        inv_l11_.begin());
-            has_inverse_ = true;
-        }
+        const int slot = from.inverses_.find(r0, c0, width);
+        if (slot < 0) return;
+        std::copy_n(from.panel_inverse_[slot].begin(), static_cast<size_t>(width) * width,
+                    inv_l11_.begin());
+        has_inverse_ = true;
     }
 
     void take_panel(Queue, int64_t r0, int64_t c0, int64_t rows, int width) override {
@@ -440,13 +437,9 @@ private:
     int panel_width_ = 0;
     bool has_inverse_ = false;
     // invert_panel_l11's inverses (row-major, width x width) by slot, and
-    // which panel each inverts (r0 < 0: none).
-    struct PanelInverse {
-        int64_t r0 = -1, c0 = -1;
-        int width = 0;
-    };
+    // which panel each inverts.
     std::vector<float> panel_inverse_[2];
-    PanelInverse inverse_of_[2];
+    PanelInverseSlots inverses_;
     std::mutex events_mutex_;
     std::vector<Clock::time_point> events_;
 };

@@ -128,8 +128,8 @@ void CudaDevice::release_buffers() noexcept {
         panel_[s].reset();
         inv_l11_[s].reset();
         panel_inverse_[s].reset();
-        inverse_of_[s] = {};
     }
+    inverses_.clear();
     inverse_scratch_.reset();
     slot_ = 0;
     for (int q = 0; q < kQueues; ++q) {
@@ -246,7 +246,7 @@ void CudaDevice::allocate(int64_t rows, int64_t local_cols, int max_panel_width,
     for (cudaStream_t s : streams_) TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
     slot_ = 0;
     left_cols_ = 0;  // a failed factorization may have left them held; the memory stays
-    inverse_of_[0] = inverse_of_[1] = {};
+    inverses_.clear();
     const bool fits = storage_.bytes() >= storage_bytes && panel_[0].bytes() >= panel_bytes &&
                       panel_[1].bytes() >= panel_bytes && inv_l11_[0].bytes() >= inverse_bytes &&
                       inv_l11_[1].bytes() >= inverse_bytes &&

@@ -270,16 +270,10 @@ private:
     DeviceBuffer storage_;
     int64_t rows_ = 0, local_cols_ = 0, ld_ = 1;
     DeviceBuffer panel_[2], inv_l11_[2];
-    // invert_panel_l11's results, by slot, and which panel each inverts
-    // (r0 < 0: none), for take_panel and other devices' take_panel_from.
-    struct PanelInverse {
-        int64_t r0 = -1, c0 = -1;
-        int width = 0;
-    };
+    // invert_panel_l11's results by slot, and which panel each inverts, for
+    // take_panel and other devices' take_panel_from.
     DeviceBuffer panel_inverse_[2], inverse_scratch_;
-    PanelInverse inverse_of_[2];
-    // The slot holding inv(L11) of storage[r0.., c0..] `width` wide, or -1.
-    int panel_inverse_slot(int64_t r0, int64_t c0, int width) const;
+    PanelInverseSlots inverses_;
     int slot_ = 0;  // the workspace filled last, which the panel's users read
     float* panel_workspace() const { return panel_[slot_].floats(); }
     float* inverse_workspace() const { return inv_l11_[slot_].floats(); }

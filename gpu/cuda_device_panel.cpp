@@ -157,15 +157,8 @@ bool CudaDevice::invert_panel_l11(Queue q, int64_t r0, int64_t c0, int width, in
     if (width > max_width_ || !gpu::unit_lower_inverse_fits(width)) return false;
     gpu::invert_unit_lower(blas(q), width, at(r0, c0), ld_, panel_inverse_[slot].floats(),
                            panel_ld_, inverse_scratch_.floats(), norm);
-    inverse_of_[slot] = {r0, c0, width};
+    inverses_.made(slot, r0, c0, width);
     return true;
-}
-
-int CudaDevice::panel_inverse_slot(int64_t r0, int64_t c0, int width) const {
-    for (int s = 0; s < 2; ++s)
-        if (inverse_of_[s].r0 == r0 && inverse_of_[s].c0 == c0 && inverse_of_[s].width == width)
-            return s;
-    return -1;
 }
 
 void CudaDevice::take_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int width) {
@@ -183,7 +176,7 @@ void CudaDevice::take_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int w
     TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(panel_workspace(), sizeof(float) * panel_ld_, at(r0, c0),
                                         sizeof(float) * ld_, sizeof(float) * width, rows,
                                         cudaMemcpyDeviceToDevice, stream(q)));
-    const int inverse = panel_inverse_slot(r0, c0, width);
+    const int inverse = inverses_.find(r0, c0, width);
     if (inverse < 0 || rows < width) return;
     TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(inverse_workspace(), sizeof(float) * panel_ld_,
                                         panel_inverse_[inverse].floats(), sizeof(float) * panel_ld_,

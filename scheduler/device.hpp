@@ -304,6 +304,28 @@ public:
     virtual std::vector<double> seconds_at_each(const std::vector<Event>& events);
 };
 
+// Which panels a device's two panel-inverse slots hold (invert_panel_l11),
+// so that take_panel and take_panel_from bring an inverse along with its
+// panel.
+class PanelInverseSlots {
+public:
+    void made(int slot, int64_t r0, int64_t c0, int width) { of_[slot] = {r0, c0, width}; }
+    void clear() { of_[0] = of_[1] = {}; }
+    // The slot holding the inverse of the panel at (r0, c0), `width` wide; -1 if none.
+    int find(int64_t r0, int64_t c0, int width) const {
+        for (int s = 0; s < 2; ++s)
+            if (of_[s].r0 == r0 && of_[s].c0 == c0 && of_[s].width == width) return s;
+        return -1;
+    }
+
+private:
+    struct Panel {
+        int64_t r0 = -1, c0 = -1;
+        int width = 0;
+    };
+    Panel of_[2];
+};
+
 // Deleter for allocate_matrix's arrays.
 struct FreeMatrix {
     Device* device = nullptr;
