@@ -225,6 +225,11 @@ private:
     // Left factors kept from an earlier call (none held now) give way to a
     // buffer of `bytes` that the free memory would not hold.
     void make_room(size_t bytes);
+    // After take_panel or take_panel_from of the panel at (r0, c0): its
+    // inverse from `owner`'s slot into the inverse workspace, where the owner
+    // made one (invert_panel_l11) and the panel is at least square.
+    void bring_inverse(Queue q, const CudaDevice& owner, int64_t r0, int64_t c0, int64_t rows,
+                       int width);
 
     int ordinal_;
     int sm_count_ = 0;

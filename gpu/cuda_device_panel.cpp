@@ -176,12 +176,18 @@ void CudaDevice::take_panel(Queue q, int64_t r0, int64_t c0, int64_t rows, int w
     TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(panel_workspace(), sizeof(float) * panel_ld_, at(r0, c0),
                                         sizeof(float) * ld_, sizeof(float) * width, rows,
                                         cudaMemcpyDeviceToDevice, stream(q)));
-    const int inverse = inverses_.find(r0, c0, width);
+    bring_inverse(q, *this, r0, c0, rows, width);
+}
+
+void CudaDevice::bring_inverse(Queue q, const CudaDevice& owner, int64_t r0, int64_t c0, int64_t rows,
+                               int width) {
+    const int inverse = owner.inverses_.find(r0, c0, width);
     if (inverse < 0 || rows < width) return;
+    // Unified addressing: the owner's slot on this GPU or on a peer alike.
     TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(inverse_workspace(), sizeof(float) * panel_ld_,
-                                        panel_inverse_[inverse].floats(), sizeof(float) * panel_ld_,
-                                        sizeof(float) * width, width, cudaMemcpyDeviceToDevice,
-                                        stream(q)));
+                                        owner.panel_inverse_[inverse].floats(),
+                                        sizeof(float) * owner.panel_ld_, sizeof(float) * width,
+                                        width, cudaMemcpyDefault, stream(q)));
     has_inverse_ = true;
 }
 

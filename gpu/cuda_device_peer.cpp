@@ -54,13 +54,7 @@ void CudaDevice::take_panel_from(Queue q, Device& source, Event ready, int64_t r
                                         peer.at(r0, c0), sizeof(float) * peer.ld_,
                                         sizeof(float) * width, rows, cudaMemcpyDefault,
                                         stream(q)));
-    const int inverse = peer.inverses_.find(r0, c0, width);
-    if (inverse < 0 || rows < width) return;
-    TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(inverse_workspace(), sizeof(float) * panel_ld_,
-                                        peer.panel_inverse_[inverse].floats(),
-                                        sizeof(float) * peer.panel_ld_, sizeof(float) * width,
-                                        width, cudaMemcpyDefault, stream(q)));
-    has_inverse_ = true;
+    bring_inverse(q, peer, r0, c0, rows, width);
 }
 
 void CudaDevice::wait_for(Queue q, Device& source, Event e) {
