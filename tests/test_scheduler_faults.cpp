@@ -385,8 +385,11 @@ TEST(SchedulerFaults, SolveBlockColumnRejectsWhatIsNotThere) {
 // the steps have factored all but two of the panels before it: the blocks
 // from the fourth on go live after columns have been factored, each caught up
 // with the copy of L's first columns that every device keeps while blocks
-// arrive. The factors pass LAPACK's residual test, the timeline shows the
-// catch-ups and the kept panels, and the same devices factor again.
+// arrive. That copy holds half the columns, and once the next panel would
+// pass it the steps wait for every block: blocks starting past half the
+// columns are not held back. The factors pass LAPACK's residual test, the
+// timeline shows the catch-ups and the kept panels, and the same devices
+// factor again.
 TEST(SchedulerStreams, BlocksArrivingLateOnSeveralDevicesAreCaughtUp) {
     const uint64_t seed = test_seed();
     SCOPED_TRACE("seed=" + std::to_string(seed));
@@ -397,6 +400,7 @@ TEST(SchedulerStreams, BlocksArrivingLateOnSeveralDevicesAreCaughtUp) {
             SCOPED_TRACE(std::to_string(count) + " devices, panels on the " +
                          (site == PanelSite::cpu ? "CPU" : "devices"));
             std::atomic<int> panels{0};  // factored or stored so far, one a step
+            std::atomic<int> stalls{0};  // holds that ran out before their panels were done
             std::vector<std::unique_ptr<FaultyDevice>> owned;
             std::vector<Device*> devices;
             for (int d = 0; d < count; ++d) {
@@ -409,12 +413,19 @@ TEST(SchedulerStreams, BlocksArrivingLateOnSeveralDevicesAreCaughtUp) {
                 // panels before it but two are done; step k needs block k + 1
                 // and has k panels done, so the steps never wait for a block
                 // that is held back.
-                const std::vector<int64_t> mine = BlockingPlan(n, n, nb, count).blocks_of(d);
-                owned.back()->before_upload = [&panels, mine, u = size_t(0)]() mutable {
+                const BlockingPlan plan(n, n, nb, count);
+                const std::vector<int64_t> mine = plan.blocks_of(d);
+                owned.back()->before_upload = [&panels, &stalls, mine, plan, u = size_t(0)]() mutable {
                     const int64_t block = mine.at(u++);
+                    if (plan.block_begin(block) > n / 2) return;
                     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-                    while (panels.load() < block - 2 && std::chrono::steady_clock::now() < give_up)
+                    while (panels.load() < block - 2) {
+                        if (std::chrono::steady_clock::now() >= give_up) {
+                            ++stalls;
+                            break;
+                        }
                         std::this_thread::sleep_for(std::chrono::microseconds(50));
+                    }
                 };
                 devices.push_back(owned.back().get());
             }
@@ -429,6 +440,7 @@ TEST(SchedulerStreams, BlocksArrivingLateOnSeveralDevicesAreCaughtUp) {
                                      [&](const TimelineSpan& s) { return s.phase == phase; });
             };
             EXPECT_GE(spans("catch up"), 1) << "no block arrived late";
+            EXPECT_EQ(stalls.load(), 0) << "the steps waited for a block held back";
             EXPECT_GE(spans("keep L"), count) << "no device kept a panel of L";
             for (auto& device : owned) device->before_upload = nullptr;
             factor_and_check(hybrid, n, a);
