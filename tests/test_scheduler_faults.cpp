@@ -381,15 +381,15 @@ TEST(SchedulerFaults, SolveBlockColumnRejectsWhatIsNotThere) {
 // which the panel waits for, nor the first panel, nor a CPU panel's step,
 // nor anything without look-ahead. Eager and streamed transfers, one device
 // and two, device panels and alternating sites.
-// Several devices, the matrix streamed, each block's upload held back until
-// the steps have factored all but two of the panels before it: the blocks
-// from the fourth on go live after columns have been factored, each caught up
-// with the copy of L's first columns that every device keeps while blocks
-// arrive. That copy holds half the columns, and once the next panel would
-// pass it the steps wait for every block: blocks starting past half the
-// columns are not held back. The factors pass LAPACK's residual test, the
-// timeline shows the catch-ups and the kept panels, and the same devices
-// factor again.
+// Several devices, the matrix streamed, the upload of each block in the first
+// half of the columns held back until the steps have factored all but two of
+// the panels before it: the blocks from the fourth on go live after columns
+// have been factored, each caught up with the copy of L's first columns that
+// every device keeps while blocks arrive. That copy has room for half the
+// columns here, and once the next panel would pass it the steps wait for every
+// block, so no later block is held back. The factors pass LAPACK's residual
+// test, the timeline shows the catch-ups and the kept panels, no hold runs
+// out, and the same devices factor again.
 TEST(SchedulerStreams, BlocksArrivingLateOnSeveralDevicesAreCaughtUp) {
     const uint64_t seed = test_seed();
     SCOPED_TRACE("seed=" + std::to_string(seed));
@@ -409,10 +409,12 @@ TEST(SchedulerStreams, BlocksArrivingLateOnSeveralDevicesAreCaughtUp) {
                     const std::string what = op;
                     if (what == "factor_panel" || what == "store_panel") ++panels;
                 };
-                // Upload u of device d is its u-th block, held back until the
-                // panels before it but two are done; step k needs block k + 1
-                // and has k panels done, so the steps never wait for a block
-                // that is held back.
+                // Upload u of device d is its u-th block, held back (within
+                // the first half of the columns) until the panels before it
+                // but two are done. Step k needs block k + 1 and has k panels
+                // done; the wait for every block comes at the end of step 5,
+                // with 6 or 7 panels done, and the last held block (6) needs
+                // 4. So the steps never wait for a block that is held back.
                 const BlockingPlan plan(n, n, nb, count);
                 const std::vector<int64_t> mine = plan.blocks_of(d);
                 owned.back()->before_upload = [&panels, &stalls, mine, plan, u = size_t(0)]() mutable {
