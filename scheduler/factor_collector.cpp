@@ -14,9 +14,10 @@ FactorCollector::FactorCollector(const StepContext& ctx, float* a, int64_t lda)
       t0_(ctx.t0),
       a_(a),
       lda_(lda),
-      // Half the host's threads: the scatter reaches its rate with 16 of the
-      // two-H200 machine's 32 (the probe), and the main thread keeps the rest.
-      threads_(std::max(1, omp_get_max_threads() / 2)),
+      // Half the host's threads, at most kMostScatterThreads: the scatter
+      // reaches its rate with 16 of the two-H200 machine's 32 (the probe), and
+      // the main thread keeps the rest.
+      threads_(std::clamp(omp_get_max_threads() / 2, 1, kMostScatterThreads)),
       scratch_(ctx.devices.size()),
       slot_busy_(ctx.devices.size(), std::vector<bool>(kSlots, false)) {
     // The scratch is allocated here, on the caller's thread: a device's pinned
@@ -149,7 +150,7 @@ void FactorCollector::scatter(int d, const float* from, int64_t r0, int64_t rows
             targets_[static_cast<size_t>(c - c0)] = plan_.block_begin(b) + (c - local);
     }
     const int64_t* target = targets_.data();
-#pragma omp parallel for schedule(static) num_threads(host_copy_threads())
+#pragma omp parallel for schedule(static) num_threads(threads_)
     for (int64_t c = 0; c < cols; ++c)
         copy_floats_streaming(a_ + r0 + target[c] * lda_, from + c * rows, rows);
 }

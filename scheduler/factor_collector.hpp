@@ -65,6 +65,12 @@ public:
     // was 16-21 ms with 32 MiB, 42-45 with 64, 48-58 with 16 and 110-197
     // with 2-4 MiB pieces in more slots (docs/PERFORMANCE.md).
     static constexpr int64_t kPieceFloats = int64_t(8) << 20;  // 32 MiB
+    // The most threads of the scatter, twice a host copy's: late in the call
+    // the pieces come faster than 16 threads place them while the copy
+    // engines write the next ones into host memory. On four H100s behind 64
+    // threads, the last piece was placed 63-71 ms after the last panel with
+    // 32 threads, 88-98 with 16 (docs/PERFORMANCE.md).
+    static constexpr int kMostScatterThreads = 32;
 
 private:
     struct Fetch {  // a piece on its way through scratch slot `slot` of its device
@@ -88,7 +94,7 @@ private:
     std::chrono::steady_clock::time_point t0_;
     float* a_;
     int64_t lda_;
-    int threads_;  // OpenMP threads of the scatter
+    int threads_;  // OpenMP threads of the scatter (the team of each piece)
 
     std::mutex mutex_;
     std::condition_variable added_;

@@ -124,8 +124,10 @@ private:
     using Piece = FactorPiece;
     // One device's gathers (on the main thread): under 1 ms of copying each.
     static constexpr int64_t kGatherFloats = int64_t(4) << 20;  // 16 MiB
-    // Several devices: device d's blocks in order (run on a thread of its own).
-    void feed(int d, int threads);
+    // Several devices: device d's blocks in order (run on a thread of its own;
+    // with wait_for_first_block, once the first panel's block is up unless
+    // it is d's own).
+    void feed(int d, int threads, bool wait_for_first_block);
     // Several devices, streamed: block b live, waiting for it and caught up to j.
     void take_live(int64_t b, int64_t j, int step);
     // Block b (live on its owner) brought up to date with the first j
