@@ -186,7 +186,9 @@ TEST_P(GetrfBackends, RowMajorIsTransposedStorageOfColMajor) {
             EXPECT_EQ(padding_changes(s.n, s.m, ldr, lu_row.data()), 0);
             const std::vector<float> lu_row_as_col =
                 to_col_major(s.m, s.n, lu_row.data(), ldr, lda);
-            if (c.layouts_bit_identical()) EXPECT_EQ(first_bit_difference(lu_row_as_col, lu_col), -1);
+            if (c.layouts_bit_identical()) {
+                EXPECT_EQ(first_bit_difference(lu_row_as_col, lu_col), -1);
+            }
             EXPECT_LT(factorization_residual(s.m, s.n, a.data(), lda, lu_row_as_col.data(), lda,
                                              ipiv_row.data()),
                       kResidualBound);

@@ -96,7 +96,7 @@ void check_answer(const BackendCase& c, const Options& options, int n, int nrhs,
     for (int j = 0; j < nrhs; ++j)
         for (int i = n; i < ldx; ++i) EXPECT_EQ(r.x[i + size_t(j) * ldx], kPadding);
     EXPECT_EQ(r.report.info, r.info);
-    if (c.backend == Backend::cpu) EXPECT_EQ(r.iter, -1) << "the CPU path never refines";
+    if (c.backend == Backend::cpu) { EXPECT_EQ(r.iter, -1) << "the CPU path never refines"; }
 }
 
 class RefinedKinds : public BackendTest<std::tuple<BackendCase, MatrixKind>> {};
@@ -113,8 +113,9 @@ TEST_P(RefinedKinds, MeetsTheTestOrAnswersAsSgesv) {
             const std::vector<float> b = make_matrix(n, nrhs, ldb, MatrixKind::random, seed + 1);
             const Refined r = run_refined(c.options(), n, nrhs, a, lda, b, ldb, ldx);
             check_answer(c, c.options(), n, nrhs, a, lda, b, ldb, ldx, r);
-            if (kind != MatrixKind::ill_conditioned && c.backend != Backend::cpu)
+            if (kind != MatrixKind::ill_conditioned && c.backend != Backend::cpu) {
                 EXPECT_GE(r.iter, 0) << "a well-conditioned matrix fell back: " << r.report.message;
+            }
         }
 }
 

@@ -86,7 +86,7 @@ PanelFactors check_panel(const PanelCase& c, const std::vector<float>& a, bool c
         factorization_residual(c.rows, c.width, a.data(), ld, ours.lu.data(), ld, ours.ipiv.data()),
         kResidualBound);
     EXPECT_EQ(padding_changes(c.rows, c.width, ld, ours.lu.data()), 0);
-    if (compare_pivots) EXPECT_TRUE(pivots_match(ours, lapack, ld));
+    if (compare_pivots) { EXPECT_TRUE(pivots_match(ours, lapack, ld)); }
     return ours;
 }
 
@@ -355,8 +355,9 @@ TEST(CpuPanel, OtherMatrixKinds) {
         SCOPED_TRACE(describe(c, seed) + ", " + kind_name(kind));
         const std::vector<float> a = make_matrix(c.rows, c.width, leading_dimension(c), kind, seed);
         const PanelFactors f = check_panel(c, a, kind != MatrixKind::ill_conditioned);
-        if (kind == MatrixKind::diagonally_dominant)
+        if (kind == MatrixKind::diagonally_dominant) {
             for (int k = 0; k < c.width; ++k) EXPECT_EQ(f.ipiv[static_cast<size_t>(k)], k + 1);
+        }
     }
 }
 
@@ -394,7 +395,7 @@ TEST(CpuPanel, InvertUnitLowerBothWays) {
                 double column = 0.0;
                 for (int i = 0; i < width; ++i) {
                     const double x = inv[static_cast<size_t>(i + j * ldi)];
-                    if (i < j) EXPECT_EQ(x, 0.0) << i << ", " << j;
+                    if (i < j) { EXPECT_EQ(x, 0.0) << i << ", " << j; }
                     column += std::fabs(x);
                     double product = 0.0;  // (L11 inv)(i, j), L11 unit lower
                     for (int k = 0; k <= i; ++k)

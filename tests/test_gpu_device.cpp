@@ -727,7 +727,7 @@ TEST_F(GpuDevice, FactorPanelTakesTheLastSquareBeyondTheWorkspaceWidth) {
     const Vec after = read_storage(ld, cols);
     for (int64_t j = 0; j < cols; ++j)
         for (int64_t i = 0; i < ld; ++i)
-            if (i < r0 || j < c0) ASSERT_EQ(after[i + j * ld], a[i + j * ld]) << i << ", " << j;
+            if (i < r0 || j < c0) { ASSERT_EQ(after[i + j * ld], a[i + j * ld]) << i << ", " << j; }
 
     for (int k = 0; k < n; ++k) {
         ASSERT_GE(pivots[k], k + 1);
@@ -769,9 +769,10 @@ TEST_F(GpuDevice, FactorPanelReportsZeroPivotsAndBreaksTiesLikeLapack) {
         EXPECT_EQ(pivots[width], zero_column + 1);
         EXPECT_EQ(pivots[0], 1);
         const std::vector<int> got_ipiv(pivots, pivots + width);
-        if (got_ipiv != lapack_ipiv)  // a near-tie after the first column (see above)
+        if (got_ipiv != lapack_ipiv) {  // a near-tie after the first column (see above)
             EXPECT_EQ(panel_bound_violations(a, rows, 0, 0, rows, width, read_storage(rows, width),
                                              got_ipiv), 0);
+        }
         device_->host_free(pinned);
     }
 }

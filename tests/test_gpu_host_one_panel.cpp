@@ -89,7 +89,7 @@ void expect_parts_timeline(const Report& report, bool beside) {
         EXPECT_NE(uploads[k].lane.find(" copy"), std::string::npos) << uploads[k].lane;
         EXPECT_NE(panels[k].lane.find(" compute"), std::string::npos) << panels[k].lane;
         EXPECT_GE(panels[k].start, uploads[k].end - 1e-6) << "part " << k;
-        if (k > 0) EXPECT_GE(panels[k].start, panels[k - 1].end - 1e-6) << "part " << k;
+        if (k > 0) { EXPECT_GE(panels[k].start, panels[k - 1].end - 1e-6) << "part " << k; }
     }
     EXPECT_GE(downloads.back().end, panels.back().start);
     EXPECT_GE(downloads.front().start, panels.front().end - 1e-6);
@@ -173,7 +173,7 @@ TEST(OverlappedParts, ThirdsInWhole128sFromAMillionFloats) {
         for (size_t k = 0; k < parts.size(); ++k) {
             EXPECT_EQ(parts[k] % 128, 0) << n;
             EXPECT_LT(parts[k], n) << n;
-            if (k > 0) EXPECT_GT(parts[k], parts[k - 1]) << n;
+            if (k > 0) { EXPECT_GT(parts[k], parts[k - 1]) << n; }
         }
     }
 }

@@ -123,11 +123,12 @@ TEST_F(GpuRefined, FallbacksAnswerAsSgesvGpu) {
         float* d_plain_b = to_device(b);
         const int plain = sgesv_gpu(n, nrhs, d_plain, n, ipiv_plain.data(), d_plain_b, n, o);
         EXPECT_EQ(info, plain);
-        if (which == 0) EXPECT_EQ(info, 301);  // U(300,300) = 0 exactly
+        if (which == 0) { EXPECT_EQ(info, 301); }  // U(300,300) = 0 exactly
         EXPECT_EQ(ipiv, ipiv_plain);
         EXPECT_EQ(first_bit_difference(to_host(d_a, a.size()), to_host(d_plain, a.size())), -1);
-        if (plain == 0)
+        if (plain == 0) {
             EXPECT_EQ(first_bit_difference(to_host(d_x, b.size()), to_host(d_plain_b, b.size())), -1);
+        }
     }
 }
 

@@ -147,7 +147,7 @@ TEST_F(SgemmGpuTest, CublasLtVariantTakesAlignedProductsOnHopperAndSurvivesARele
     args.m = args.n = args.k = 512, args.alpha = -1.0f, args.beta = 1.0f;
     args.a = a.floats(), args.b = b.floats(), args.c = c.floats();
     args.lda = args.ldb = args.ldc = 512;
-    if (properties.major == 9) EXPECT_TRUE(gpu::cublaslt_takes(args));
+    if (properties.major == 9) { EXPECT_TRUE(gpu::cublaslt_takes(args)); }
     gpu::SgemmArgs misaligned = args;
     misaligned.c = c.floats() + 1;
     EXPECT_FALSE(gpu::cublaslt_takes(misaligned));
@@ -159,7 +159,7 @@ TEST_F(SgemmGpuTest, CublasLtVariantTakesAlignedProductsOnHopperAndSurvivesARele
     EXPECT_TRUE(check(gpu::kCublasLtVariant, product));
     gpu::release_cublaslt_handles();
     EXPECT_TRUE(check(gpu::kCublasLtVariant, product));
-    if (properties.major == 9) EXPECT_TRUE(gpu::cublaslt_takes(args));
+    if (properties.major == 9) { EXPECT_TRUE(gpu::cublaslt_takes(args)); }
 }
 
 TEST_F(SgemmGpuTest, BadArgumentsThrowBeforeAnyLaunch) {

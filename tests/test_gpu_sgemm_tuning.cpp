@@ -28,7 +28,9 @@ using gpu::SgemmTuningTable;
 TEST(SgemmMenu, NamesAreProceduralAndUnique) {
     std::vector<std::string> names;
     for (const gpu::SgemmVariant& variant : gpu::sgemm_variants()) {
-        if (variant.shape.block_m > 0) EXPECT_EQ(variant.name, gpu::sgemm_rm_variant_name(variant.shape));
+        if (variant.shape.block_m > 0) {
+            EXPECT_EQ(variant.name, gpu::sgemm_rm_variant_name(variant.shape));
+        }
         EXPECT_EQ(std::count(names.begin(), names.end(), variant.name), 0) << variant.name;
         names.push_back(variant.name);
     }

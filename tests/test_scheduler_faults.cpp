@@ -517,7 +517,9 @@ TEST(SchedulerSteps, OnlyTheUpdateBesideTheNextPanelSaysSo) {
                 EXPECT_EQ(call.rows, n - k * nb);
             } else if (call.what == "update beside" && call.cols > 0) {
                 ++beside_calls;
-                if (c.devices == 1) EXPECT_GE(call.c0, call.r0 + 2 * nb) << "never the look-ahead's columns";
+                if (c.devices == 1) {
+                    EXPECT_GE(call.c0, call.r0 + 2 * nb) << "never the look-ahead's columns";
+                }
                 updated_beside[k].push_back(call.device);
                 EXPECT_EQ(call.rows, n - (k + 1) * nb) << "the rows of the next panel";
             }
@@ -535,14 +537,16 @@ TEST(SchedulerSteps, OnlyTheUpdateBesideTheNextPanelSaysSo) {
             }
             // The panel said "beside" exactly when its owner's update did.
             for (const int d : updated_beside[k]) EXPECT_EQ(d, panel_beside[k]) << "only the panel's owner";
-            if (panel_beside[k] >= 0) EXPECT_FALSE(updated_beside[k].empty());
+            if (panel_beside[k] >= 0) { EXPECT_FALSE(updated_beside[k].empty()); }
             if (!c.stream && c.devices == 1) {
                 EXPECT_EQ(panel_beside[k] >= 0, k + 2 < steps) << "eager: every step but the last two";
             }
         }
         // One idle device streamed keeps only the next blocks on the device:
         // nothing beyond the look-ahead's columns, nothing beside.
-        if (c.lookahead > 0 && !(c.stream && c.devices == 1 && !c.busy)) EXPECT_GT(beside_calls, 0);
+        if (c.lookahead > 0 && !(c.stream && c.devices == 1 && !c.busy)) {
+            EXPECT_GT(beside_calls, 0);
+        }
     }
 }
 

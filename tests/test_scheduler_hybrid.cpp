@@ -217,7 +217,7 @@ TEST_P(HybridScheduler, SeveralEmulatedDevicesWithUnevenColumns) {
         const Factored f = factor(n, n, a, host_options(16, 1, devices));
         EXPECT_EQ(f.info, 0);
         EXPECT_LT(residual(n, n, a, f), kResidualBound);
-        if (g_backend == Backend::host) EXPECT_EQ(f.report.device.find("host #0"), 0u);
+        if (g_backend == Backend::host) { EXPECT_EQ(f.report.device.find("host #0"), 0u); }
     }
 }
 
@@ -357,10 +357,11 @@ TEST_P(HybridScheduler, StreamedAndEagerTransfersAgree) {
             EXPECT_LT(residual(m, n, a, e), kResidualBound);
             int catch_ups = 0;
             for (const TimelineSpan& span : s.report.timeline) catch_ups += span.phase == "catch up";
-            if (g_placement == PanelPlacement::cpu)
+            if (g_placement == PanelPlacement::cpu) {
                 EXPECT_EQ(catch_ups, 0) << "a block was deferred beside CPU panels";
-            else if (m >= 300 || n >= 300)
+            } else if (m >= 300 || n >= 300) {
                 EXPECT_GT(catch_ups, 0) << "no block was deferred";
+            }
         }
     }
 }
@@ -468,9 +469,12 @@ TEST_P(HybridScheduler, PeerAndHostPanelPathsGiveTheSameFactors) {
             // Each device-factored panel is read by every other device, when
             // the devices can read each other (host devices always can).
             const long expected = long(p.report.device_panel_steps) * (devices - 1);
-            if (g_backend == Backend::host || peer_reads(p.report) > 0)
+            if (g_backend == Backend::host || peer_reads(p.report) > 0) {
                 EXPECT_EQ(peer_reads(p.report), expected);
-            if (g_placement == PanelPlacement::device) EXPECT_GT(p.report.device_panel_steps, 0);
+            }
+            if (g_placement == PanelPlacement::device) {
+                EXPECT_GT(p.report.device_panel_steps, 0);
+            }
         }
     }
 }
@@ -532,11 +536,13 @@ TEST_P(HybridScheduler, PanelsBeforeTheOwnersUpdateGiveTheSameFactors) {
         // update is issued before the panel. (On GPUs the look-ahead runs on
         // the transfer queue, and nothing orders the owner's update beside
         // the panel before the panel's end.)
-        if (g_backend == Backend::host) EXPECT_EQ(owners_updating_after_their_panel(b.report), 0);
+        if (g_backend == Backend::host) {
+            EXPECT_EQ(owners_updating_after_their_panel(b.report), 0);
+        }
         EXPECT_EQ(f.info, 0);
         EXPECT_LT(residual(m, n, a, f), kResidualBound);
         EXPECT_EQ(f.ipiv, b.ipiv);
-        if (g_backend == Backend::host) EXPECT_EQ(first_bit_difference(f.lu, b.lu), -1);
+        if (g_backend == Backend::host) { EXPECT_EQ(first_bit_difference(f.lu, b.lu), -1); }
         EXPECT_EQ(f.report.device_panel_steps, steps);
         first.stream_matrix = true;
         const Factored streamed = run(first);
