@@ -26,6 +26,7 @@
 
 #include "scheduler/host_buffer.hpp"
 #include "scheduler/step_context.hpp"
+#include "scheduler/streaming_copy.hpp"
 
 namespace tandem {
 
@@ -70,7 +71,7 @@ public:
     // engines write the next ones into host memory. On four H100s behind 64
     // threads, the last piece was placed 63-71 ms after the last panel with
     // 32 threads, 88-98 with 16 (docs/PERFORMANCE.md).
-    static constexpr int kMostScatterThreads = 32;
+    static constexpr int kMostScatterThreads = 2 * kMostHostCopyThreads;
 
 private:
     struct Fetch {  // a piece on its way through scratch slot `slot` of its device

@@ -79,7 +79,8 @@ void MatrixStream::start() {
     feed_start_ = feed_end_ = ctx_.host_seconds();
     live_ = feeding_ ? 0 : ctx_.plan.blocks();
     try {
-        for (int d = 0; d < count; ++d) feeders_.emplace_back([this, d, threads] { feed(d, threads, true); });
+        for (int d = 0; d < count; ++d)
+            feeders_.emplace_back([this, d, threads] { feed(d, threads, true); });
     } catch (...) {  // no thread to be had: the rest on this one, one device after another
         const int saved = omp_get_max_threads();
         for (int d = static_cast<int>(feeders_.size()); d < count; ++d) feed(d, threads, false);
@@ -94,8 +95,8 @@ void MatrixStream::feed(int d, int threads, bool wait_for_first_block) {
         omp_set_num_threads(threads);  // this thread's parallel regions (the host copies)
         Device& dev = *ctx_.devices[d];
         // The first panel's block goes up alone: the first step can start
-        // only once it is there. On four H100s the first panel started 11-14
-        // ms into the call so, 32-48 ms with four feeders copying at once;
+        // only once it is there. On four H100s the first panel starts 9-14 ms
+        // into the call this way, against 21-48 with four feeders copying at once;
         // holding back every device's first block until the one before it
         // is up cost more in the rate of the whole upload (docs/PERFORMANCE.md).
         if (wait_for_first_block && plan.blocks() > 0 && d != plan.owner(0)) {
