@@ -586,9 +586,9 @@ TEST(ModelCache, KeptPlansAreThePlannersPlans) {
         r.m = r.n = n;
         for (const PerformanceModel* m : {&fast_cpu, static_cast<const PerformanceModel*>(&slow_cpu)}) {
             const StepPlan kept = detail::machine_plan(*m, r);
-            const StepPlan fresh = plan_steps(*m, r);
-            EXPECT_EQ(kept.widths, fresh.widths) << m->fingerprint << " n=" << n;
-            EXPECT_EQ(kept.sites, fresh.sites) << m->fingerprint << " n=" << n;
+            const StepPlan planned = plan_steps(*m, r);
+            EXPECT_EQ(kept.widths, planned.widths) << m->fingerprint << " n=" << n;
+            EXPECT_EQ(kept.sites, planned.sites) << m->fingerprint << " n=" << n;
         }
     }
     EXPECT_NE(detail::machine_plan(fast_cpu, StepPlanRequest{4096, 4096}).sites,
