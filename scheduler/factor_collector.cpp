@@ -28,7 +28,7 @@ FactorCollector::FactorCollector(const StepContext& ctx, float* a, int64_t lda)
         for (int i = 0; i < kSlots; ++i)
             scratch_[d].push_back(std::make_unique<HostBuffer>(*devices_[d], largest));
     }
-    thread_ = std::thread([this] { run(); });
+    thread_ = HostWorker([this] { run(); });
 }
 
 void FactorCollector::cancel() {

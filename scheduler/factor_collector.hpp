@@ -1,8 +1,9 @@
-// Several devices, streamed matrix: a host thread of its own that copies the
-// final pieces of the factors into the caller's array while the main thread
-// issues the steps. On the main thread these copies ran only while it waited
-// for a panel; the short last steps left it too little of that, and at
-// n = 65536 on two H200s the last 0.23 s of the call were the backlog.
+// Several devices, streamed matrix: a host thread of its own (a lasting one:
+// HostWorker) that copies the final pieces of the factors into the caller's
+// array while the main thread issues the steps. On the main thread these
+// copies ran only while it waited for a panel; the short last steps left it
+// too little of that, and at n = 65536 on two H200s the last 0.23 s of the
+// call were the backlog.
 //
 // A piece (rows of one device's local columns, final once its event has
 // passed) goes device -> pinned scratch (kSlots per device, so that the copy
@@ -21,10 +22,10 @@
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "scheduler/host_buffer.hpp"
+#include "scheduler/host_workers.hpp"
 #include "scheduler/step_context.hpp"
 #include "scheduler/streaming_copy.hpp"
 
@@ -113,7 +114,7 @@ private:
     std::vector<DeviceSpan> spans_;
     std::vector<TimelineSpan> host_spans_;
 
-    std::thread thread_;  // last: started once everything above exists
+    HostWorker thread_;  // last: started once everything above exists
 };
 
 }  // namespace tandem

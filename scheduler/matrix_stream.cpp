@@ -49,7 +49,7 @@ MatrixStream::MatrixStream(StepContext& ctx, float* a, int64_t lda, const std::v
 int64_t MatrixStream::live_end_column() const { return ctx_.plan.block_begin(live_); }
 
 MatrixStream::~MatrixStream() {
-    for (std::thread& t : feeders_) t.join();  // they only read A and use the copy queues
+    for (HostWorker& t : feeders_) t.join();  // they only read A and use the copy queues
 }
 
 void MatrixStream::start() {
@@ -59,8 +59,8 @@ void MatrixStream::start() {
         ensure_live(defer_uploads_ ? 1 : ctx_.plan.blocks(), 0, -1);
         return;
     }
-    // One host thread per device, each with its share of three quarters of
-    // the OpenMP threads, so that the devices' bounce-buffer pipelines (host
+    // One host thread per device (a lasting one: HostWorker), each with its
+    // share of three quarters of the OpenMP threads, so that the devices' bounce-buffer pipelines (host
     // copy, then the copy engine) run side by side: one thread feeding two
     // H200s in turn moved 37 GB/s, two 78 GB/s. The rest are left to this
     // thread, which issues the steps meanwhile, and to the CUDA driver's: on
@@ -138,7 +138,7 @@ Event MatrixStream::arrival(int64_t b) {
 }
 
 void MatrixStream::join_feeders() {
-    for (std::thread& t : feeders_) t.join();
+    for (HostWorker& t : feeders_) t.join();
     feeders_.clear();
     for (std::vector<DeviceSpan>& s : feed_spans_) {
         ctx_.spans.insert(ctx_.spans.end(), s.begin(), s.end());

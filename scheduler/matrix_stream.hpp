@@ -52,10 +52,10 @@
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "scheduler/factor_collector.hpp"
+#include "scheduler/host_workers.hpp"
 #include "scheduler/step_context.hpp"
 
 namespace tandem {
@@ -124,7 +124,7 @@ private:
     using Piece = FactorPiece;
     // One device's gathers (on the main thread): under 1 ms of copying each.
     static constexpr int64_t kGatherFloats = int64_t(4) << 20;  // 16 MiB
-    // Several devices: device d's blocks in order (run on a thread of its own;
+    // Several devices: device d's blocks in order (run on a lasting thread;
     // with wait_for_first_block, once the first panel's block is up unless
     // it is d's own).
     void feed(int d, int threads, bool wait_for_first_block);
@@ -160,7 +160,7 @@ private:
     // the collector takes them once the feeders are done.
     std::vector<Piece> held_;
     // The upload threads (several devices) and what they publish.
-    std::vector<std::thread> feeders_;
+    std::vector<HostWorker> feeders_;
     std::mutex feed_mutex_;
     std::condition_variable fed_;
     std::vector<Event> arrivals_;              // per block, -1 until issued (feed_mutex_)
