@@ -7,9 +7,10 @@ namespace tandem {
 
 // A job on a host thread that outlasts the call: the feeders' uploads and the
 // collector's gathers on several devices. A thread made for the call starts
-// its OpenMP team (the host copies' threads) with its first block, which on
-// two H200s went up in 5.1-9.8 ms at n = 32768 against 3.5-5.4 on a lasting
-// thread, whose team is kept from one call to the next (docs/PERFORMANCE.md).
+// its OpenMP team (the host copies' threads) with its first block: at n =
+// 32768 on two GPUs the first panel's block went up in 5.1-8.0 ms that way
+// against 3.3-4.9 on a lasting thread, whose team is kept from one call to
+// the next (12 of 13 calls; docs/PERFORMANCE.md).
 // An idle thread ends after a while (kIdleLife); a forked child starts with
 // none of the parent's. Used like std::thread: join() before destruction, or
 // the destructor joins.
