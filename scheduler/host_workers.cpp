@@ -3,9 +3,13 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -25,7 +29,12 @@ namespace {
 // OpenMP team with it: long enough to span a benchmark's calls and what
 // it does between them, short enough that a team spinning under
 // OMP_WAIT_POLICY=active stops soon after the last call.
-constexpr auto kIdleLife = std::chrono::seconds(10);
+std::atomic<std::chrono::milliseconds::rep> idle_life_ms{HostWorker::kIdleLife.count()};
+
+// Once the process has begun to exit, idle threads no longer end: their
+// teardown (the OpenMP team's, the CUDA runtime's) would run beside those
+// libraries' own.
+std::atomic<bool> exiting{false};
 
 // The idle threads. Never destroyed: a thread may still be waiting on it when
 // the process ends. A forked child has none of the parent's threads: it
@@ -42,7 +51,10 @@ std::once_flag pool_made;
 Pool& pool() {
     std::call_once(pool_made, [] {
         current_pool = new Pool;
-        pthread_atfork(nullptr, nullptr, [] { current_pool = new Pool; });
+        if (pthread_atfork(nullptr, nullptr, [] { current_pool = new Pool; }) != 0 ||
+            std::atexit([] { exiting = true; }) != 0)
+            throw std::system_error(ENOMEM, std::generic_category(),
+                                    "HostWorker: the pool's fork and exit handlers");
     });
     return *current_pool;
 }
@@ -51,6 +63,7 @@ Pool& pool() {
 // just taken it for a job.
 bool leave_pool(Pool& p, HostWorker::Thread* t) {
     std::lock_guard<std::mutex> lock(p.mutex);
+    if (exiting) return false;
     const auto it = std::find(p.idle.begin(), p.idle.end(), t);
     if (it == p.idle.end()) return false;
     p.idle.erase(it);
@@ -60,13 +73,16 @@ bool leave_pool(Pool& p, HostWorker::Thread* t) {
 void serve(Pool* p, HostWorker::Thread* t) {
     std::unique_lock<std::mutex> lock(t->mutex);
     for (;;) {
-        if (!t->changed.wait_for(lock, kIdleLife, [&] { return t->job != nullptr; })) {
+        const std::chrono::milliseconds idle_life(idle_life_ms.load());
+        if (!t->changed.wait_for(lock, idle_life, [&] { return t->job != nullptr; })) {
             lock.unlock();
             if (leave_pool(*p, t)) {
                 delete t;
                 return;
             }
-            lock.lock();  // taken meanwhile: its job is on the way
+            // Taken meanwhile (its job is on the way), not yet back from its
+            // last job (its owner has not joined), or the process is exiting.
+            lock.lock();
             continue;
         }
         std::function<void()> job = std::move(t->job);
@@ -110,7 +126,12 @@ HostWorker::HostWorker(std::function<void()> job) {
     thread_ = t;
 }
 
-HostWorker::HostWorker(HostWorker&& other) noexcept : thread_(std::exchange(other.thread_, nullptr)) {}
+void HostWorker::set_idle_life(std::chrono::milliseconds life) {
+    idle_life_ms = std::max<std::chrono::milliseconds::rep>(life.count(), 1);
+}
+
+HostWorker::HostWorker(HostWorker&& other) noexcept
+    : thread_(std::exchange(other.thread_, nullptr)) {}
 
 HostWorker& HostWorker::operator=(HostWorker&& other) noexcept {
     if (this != &other) {

@@ -1,6 +1,7 @@
 // HostWorker: a job on a lasting host thread (the feeders' and the
-// collector's): join waits for it, a joined thread takes the next job, jobs at
-// once run on threads of their own, and a forked child makes threads of its own.
+// collector's): join waits for it, a joined thread takes the next job, an idle
+// one ends, jobs at once run on threads of their own, and a forked child makes
+// threads of its own.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,12 +40,37 @@ TEST(HostWorker, DestructorJoins) {
     EXPECT_EQ(runs, 1);
 }
 
+// Set by a job, on its thread: a thread made anew (even one given the id of
+// a thread that has ended) starts without it.
+thread_local int marked_by_job = 0;
+
 TEST(HostWorker, AJoinedThreadTakesTheNextJob) {
-    std::thread::id first, second;
-    HostWorker([&] { first = std::this_thread::get_id(); }).join();
-    HostWorker([&] { second = std::this_thread::get_id(); }).join();
+    std::thread::id first;
+    int mark_seen = -1;
+    HostWorker([&] {
+        first = std::this_thread::get_id();
+        marked_by_job = 42;
+    }).join();
+    HostWorker([&] { mark_seen = marked_by_job; }).join();
     EXPECT_NE(first, std::this_thread::get_id());
-    EXPECT_EQ(first, second);
+    EXPECT_EQ(mark_seen, 42);
+}
+
+TEST(HostWorker, AnIdleThreadEndsAfterItsIdleLife) {
+    HostWorker::set_idle_life(std::chrono::milliseconds(20));
+    HostWorker([] { marked_by_job = 7; }).join();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    int mark_seen = -1;
+    HostWorker([&] { mark_seen = marked_by_job; }).join();
+    // Threads taken and leaving at once: every job still runs.
+    std::atomic<int> runs{0};
+    for (int i = 0; i < 200; ++i) {
+        HostWorker([&] { ++runs; }).join();
+        if (i % 10 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    HostWorker::set_idle_life(HostWorker::kIdleLife);
+    EXPECT_EQ(mark_seen, 0);
+    EXPECT_EQ(runs, 200);
 }
 
 TEST(HostWorker, JobsAtOnceRunOnThreadsOfTheirOwn) {
