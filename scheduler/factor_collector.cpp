@@ -28,7 +28,7 @@ FactorCollector::FactorCollector(const StepContext& ctx, float* a, int64_t lda)
         for (int i = 0; i < kSlots; ++i)
             scratch_[d].push_back(std::make_unique<HostBuffer>(*devices_[d], largest));
     }
-    thread_ = HostWorker([this] { run(); });
+    worker_ = HostWorker([this] { run(); });
 }
 
 void FactorCollector::cancel() {
@@ -37,7 +37,7 @@ void FactorCollector::cancel() {
         cancelled_ = closed_ = true;
     }
     added_.notify_all();
-    if (thread_.joinable()) thread_.join();
+    if (worker_.joinable()) worker_.join();
 }
 
 void FactorCollector::add(const FactorPiece& piece) {
@@ -54,7 +54,7 @@ void FactorCollector::finish(std::vector<DeviceSpan>& spans, std::vector<Timelin
         closed_ = true;
     }
     added_.notify_all();
-    if (thread_.joinable()) thread_.join();
+    if (worker_.joinable()) worker_.join();
     spans.insert(spans.end(), spans_.begin(), spans_.end());
     host_spans.insert(host_spans.end(), host_spans_.begin(), host_spans_.end());
     if (error_) std::rethrow_exception(error_);

@@ -114,7 +114,7 @@ private:
     std::vector<DeviceSpan> spans_;
     std::vector<TimelineSpan> host_spans_;
 
-    HostWorker thread_;  // last: started once everything above exists
+    HostWorker worker_;  // last: started once everything above exists
 };
 
 }  // namespace tandem

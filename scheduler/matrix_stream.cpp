@@ -60,15 +60,15 @@ void MatrixStream::start() {
         return;
     }
     // One host thread per device (a lasting one: HostWorker), each with its
-    // share of three quarters of the OpenMP threads, so that the devices' bounce-buffer pipelines (host
-    // copy, then the copy engine) run side by side: one thread feeding two
-    // H200s in turn moved 37 GB/s, two 78 GB/s. The rest are left to this
-    // thread, which issues the steps meanwhile, and to the CUDA driver's: on
-    // four H200s behind 64 threads, with a parallel region for each chunk of
-    // a copy, processes of 48 OpenMP threads (feeders of 12) moved A at 67
-    // GB/s, of 64 (feeders of 16) at 26-35 (docs/PERFORMANCE.md). They
-    // publish each block's upload event; the first step runs on the blocks
-    // that have arrived.
+    // share of three quarters of the OpenMP threads, so that the devices'
+    // bounce-buffer pipelines (host copy, then the copy engine) run side by
+    // side: one thread feeding two H200s in turn moved 37 GB/s, two 78 GB/s.
+    // The rest are left to this thread, which issues the steps meanwhile, and
+    // to the CUDA driver's: on four H200s behind 64 threads, with a parallel
+    // region for each chunk of a copy, processes of 48 OpenMP threads
+    // (feeders of 12) moved A at 67 GB/s, of 64 (feeders of 16) at 26-35
+    // (docs/PERFORMANCE.md). They publish each block's upload event; the first
+    // step runs on the blocks that have arrived.
     const int count = static_cast<int>(ctx_.devices.size());
     const int threads = std::max(1, omp_get_max_threads() * 3 / 4 / count);
     if (feeding_)  // before the feeders start: the queues are idle
