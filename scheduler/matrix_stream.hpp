@@ -100,9 +100,10 @@ public:
     // them to its left factors and keeps panel k (in its panel workspace) in
     // them. Issued on the compute queues.
     void keep_left_factors(int64_t k);
-    // Rows [r0, r0 + rows) of device d's live columns are final once `ready`
-    // (an event of device d) has completed: gather them when the host is free.
-    void rows_final(int d, Event ready, int64_t r0, int64_t rows, int step);
+    // Rows [r0, r0 + rows) of every device's live columns are final once
+    // ready[d] (an event of device d) has completed: gather them when the host
+    // is free.
+    void rows_final(const std::vector<Event>& ready, int64_t r0, int64_t rows, int step);
     // One unit of host work: the next block is uploaded (caught up to j), or
     // else a final piece (at most kGatherFloats) whose event has completed is
     // copied out. Returns false when there was nothing to do.
@@ -138,6 +139,12 @@ private:
     void upload_block(int64_t b, int64_t j, int step);  // issue_upload, timed on the host
     void issue_upload(int64_t b, int64_t j, int step);
     void add_piece(const Piece& piece);
+    // A piece in parts that each fit one gather (the collector's scratch, or
+    // kGatherFloats on this thread).
+    std::vector<Piece> split_piece(const Piece& piece) const;
+    // One part to whoever copies it out: held until the feeders are done,
+    // the collector, or pending_.
+    void queue_part(const Piece& part);
     // One device: the front pending piece straight into A (blocks the host).
     void copy_out_front();
 
