@@ -71,7 +71,8 @@ public:
     // the pieces come faster than 16 threads place them while the copy
     // engines write the next ones into host memory. On four H100s behind 64
     // threads, the last piece was placed 63-71 ms after the last panel with
-    // 32 threads, 88-98 with 16 (docs/PERFORMANCE.md).
+    // 32 threads, 88-98 with 16; on four H200s a team of 48 left 30-76 ms
+    // against 25-28 with 32 (docs/PERFORMANCE.md).
     static constexpr int kMostScatterThreads = 2 * kMostHostCopyThreads;
 
 private:
