@@ -1,12 +1,15 @@
 // Where the recursive device panel's time goes: each of its operations timed
-// alone (CUDA events, median of 7), and the whole panel beside cuSOLVER's
-// getrf on the same column-major data. Built with the CUDA backend as
-// build/bench/tandem-device-panel-parts (bench/CMakeLists.txt); no arguments.
+// alone (CUDA events, median of 7), the whole panel beside cuSOLVER's getrf on
+// the same column-major data, and, for the short panels of a factorization's
+// last steps, whether the host's issuing or the GPU bounds them. Built with
+// the CUDA backend as build/bench/tandem-device-panel-parts
+// (bench/CMakeLists.txt); no arguments.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -43,6 +46,52 @@ double time_ms(const std::function<void()>& reset, const std::function<void()>& 
     return ms[ms.size() / 2];
 }
 
+double host_ms() {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// Medians of 7 (after a warm-up) of `run`'s time as issued (CUDA events, the
+// host issuing inside them), of the host's time to issue it, and of its time
+// on the GPU alone: queued behind `hold` (a long SGEMM), so that all of it is
+// issued before the GPU reaches it.
+struct IssueAndGpu {
+    double events, issue, gpu;
+};
+IssueAndGpu time_issue_and_gpu(const std::function<void()>& reset, const std::function<void()>& hold,
+                               const std::function<void()>& run) {
+    std::vector<double> events, issue, gpu;
+    for (int i = 0; i < 8; ++i) {
+        reset();
+        CHECK(cudaStreamSynchronize(stream));
+        CHECK(cudaEventRecord(start_event, stream));
+        const double issued_from = host_ms();
+        run();
+        const double issued_to = host_ms();
+        CHECK(cudaEventRecord(stop_event, stream));
+        CHECK(cudaEventSynchronize(stop_event));
+        float as_issued = 0;
+        CHECK(cudaEventElapsedTime(&as_issued, start_event, stop_event));
+        reset();
+        hold();
+        CHECK(cudaEventRecord(start_event, stream));
+        run();
+        CHECK(cudaEventRecord(stop_event, stream));
+        CHECK(cudaEventSynchronize(stop_event));
+        float alone = 0;
+        CHECK(cudaEventElapsedTime(&alone, start_event, stop_event));
+        if (i == 0) continue;  // a warm-up
+        events.push_back(as_issued);
+        issue.push_back(issued_to - issued_from);
+        gpu.push_back(alone);
+    }
+    const auto median = [](std::vector<double>& v) {
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+    };
+    return {median(events), median(issue), median(gpu)};
+}
+
 }  // namespace
 
 int main() {
@@ -67,7 +116,9 @@ int main() {
     int *ints;
     CHECK(cudaMalloc(&source, sizeof(float) * capacity));
     CHECK(cudaMalloc(&a, sizeof(float) * capacity));
-    CHECK(cudaMalloc(&ints, sizeof(int) * (65536 + 1 + kLeafMovesInts)));
+    // The pivots, the info and moves lists: a list a column for the short
+    // panels that keep their leaves' moves (panel_scratch_ints), one elsewhere.
+    CHECK(cudaMalloc(&ints, sizeof(int) * (65536 + panel_scratch_ints(12288, 1024))));
     CHECK(cudaMemcpy(source, host.data(), sizeof(float) * host.size(), cudaMemcpyHostToDevice));
     int work_floats = 0;
     CHECK(cusolverDnSgetrf_bufferSize(solver, 8192, 8192, a, 8192, &work_floats));
@@ -144,5 +195,33 @@ int main() {
         std::printf("  %5lld x %4d: %8.3f %8.3f %8.3f   (cuSOLVER / clustered %.2fx)\n", (long long)rows,
                     width, clustered, single, cusolver, cusolver / clustered);
     }
+    // A factorization's last panels are short: is their time the host's
+    // issuing of the recursion's launches, or the GPU's chain of them?
+    std::printf("short panels 1024 wide, column-major, ms: as issued / the host's issuing / on the GPU\n"
+                "  alone (queued behind an 8192^3 SGEMM), recursive, then cusolverDnSgetrf\n");
+    float* held = nullptr;
+    CHECK(cudaMalloc(&held, sizeof(float) * 8192 * 8192));
+    const auto hold = [&] {
+        gemm(queue, 8192, 8192, 8192, 1.0f, source, 8192, source, 8192, 0.0f, held, 8192);
+    };
+    for (int64_t rows : {1024, 2048, 4096, 8192, 16384}) {
+        const int width = 1024;
+        reset_floats = rows * width;
+        const SubtractProduct subtract = [&, ld = rows](int64_t m, int64_t n, int64_t k, const float* x,
+                                                        const float* y, float* c) {
+            gemm(queue, n, m, k, -1.0f, y, ld, x, ld, 1.0f, c, ld);
+        };
+        const int lists = static_cast<int>((panel_scratch_ints(rows, width) - 1) / kLeafMovesInts);
+        const IssueAndGpu recursive = time_issue_and_gpu(reset, hold, [&] {
+            CHECK(cudaMemsetAsync(info, 0, sizeof(int), stream));
+            factor_panel_recursive({a, rows, true, rows, width, ints, info, moves, lists}, queue, subtract);
+        });
+        const IssueAndGpu cusolver = time_issue_and_gpu(reset, hold, [&] {
+            CHECK(cusolverDnSgetrf(solver, int(rows), width, a, int(rows), work, ints, info));
+        });
+        std::printf("  %5lld: %7.3f %7.3f %7.3f   %7.3f %7.3f %7.3f\n", (long long)rows, recursive.events,
+                    recursive.issue, recursive.gpu, cusolver.events, cusolver.issue, cusolver.gpu);
+    }
+    CHECK(cudaFree(held));
     return 0;
 }
