@@ -29,26 +29,35 @@ namespace {
 cudaStream_t stream;
 cudaEvent_t start_event, stop_event;
 
+// Milliseconds between CUDA events recorded on `stream` around `run`, and,
+// in `host`, the host's milliseconds in `run` (its issuing).
+double events_around(const std::function<void()>& run, double* host = nullptr) {
+    CHECK(cudaEventRecord(start_event, stream));
+    const auto issued_from = std::chrono::steady_clock::now();
+    run();
+    const std::chrono::duration<double, std::milli> issuing = std::chrono::steady_clock::now() - issued_from;
+    if (host) *host = issuing.count();
+    CHECK(cudaEventRecord(stop_event, stream));
+    CHECK(cudaEventSynchronize(stop_event));
+    float t = 0;
+    CHECK(cudaEventElapsedTime(&t, start_event, stop_event));
+    return t;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
 // Median milliseconds of `run`, with `reset` before each (untimed).
 double time_ms(const std::function<void()>& reset, const std::function<void()>& run) {
     std::vector<double> ms;
     for (int i = 0; i < 8; ++i) {
         reset();
-        CHECK(cudaEventRecord(start_event, stream));
-        run();
-        CHECK(cudaEventRecord(stop_event, stream));
-        CHECK(cudaEventSynchronize(stop_event));
-        float t = 0;
-        CHECK(cudaEventElapsedTime(&t, start_event, stop_event));
+        const double t = events_around(run);
         if (i > 0) ms.push_back(t);  // the first is a warm-up
     }
-    std::sort(ms.begin(), ms.end());
-    return ms[ms.size() / 2];
-}
-
-double host_ms() {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+    return median(ms);
 }
 
 // Medians of 7 (after a warm-up) of `run`'s time as issued (CUDA events, the
@@ -64,31 +73,16 @@ IssueAndGpu time_issue_and_gpu(const std::function<void()>& reset, const std::fu
     for (int i = 0; i < 8; ++i) {
         reset();
         CHECK(cudaStreamSynchronize(stream));
-        CHECK(cudaEventRecord(start_event, stream));
-        const double issued_from = host_ms();
-        run();
-        const double issued_to = host_ms();
-        CHECK(cudaEventRecord(stop_event, stream));
-        CHECK(cudaEventSynchronize(stop_event));
-        float as_issued = 0;
-        CHECK(cudaEventElapsedTime(&as_issued, start_event, stop_event));
+        double host = 0;
+        const double as_issued = events_around(run, &host);
         reset();
         hold();
-        CHECK(cudaEventRecord(start_event, stream));
-        run();
-        CHECK(cudaEventRecord(stop_event, stream));
-        CHECK(cudaEventSynchronize(stop_event));
-        float alone = 0;
-        CHECK(cudaEventElapsedTime(&alone, start_event, stop_event));
+        const double alone = events_around(run);
         if (i == 0) continue;  // a warm-up
         events.push_back(as_issued);
-        issue.push_back(issued_to - issued_from);
+        issue.push_back(host);
         gpu.push_back(alone);
     }
-    const auto median = [](std::vector<double>& v) {
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-    };
     return {median(events), median(issue), median(gpu)};
 }
 
