@@ -325,9 +325,7 @@ void LuSteps::update_trailing_columns(int64_t k, bool use_inverse) {
         }
     }
     // Rows j .. j+width are final now on every column the devices hold.
-    std::vector<Event> rows_ready;
-    for (Device* dev : devices_) rows_ready.push_back(dev->record(Queue::compute));
-    stream_.rows_final(rows_ready, j, width, step);
+    stream_.rows_final(j, width, step);
     if (!update_on_arrival) {
         // Panel k+1 before its owner's share of this update (the plan says
         // so where the panel beside it would hold up the step): the owner's

@@ -273,7 +273,7 @@ void MatrixStream::queue_part(const Piece& part) {
         pending_.push_back(part);
 }
 
-void MatrixStream::rows_final(const std::vector<Event>& ready, int64_t r0, int64_t rows, int step) {
+void MatrixStream::rows_final(int64_t r0, int64_t rows, int step) {
     if (!stream_gathers_ || rows <= 0) return;
     // The devices' parts in turn, one of each: the collector takes its parts
     // in order, and each device's downloads then run beside the others' on
@@ -283,10 +283,10 @@ void MatrixStream::rows_final(const std::vector<Event>& ready, int64_t r0, int64
     // device's parts after another's (docs/PERFORMANCE.md).
     std::vector<std::vector<Piece>> parts;
     size_t most = 0;
-    for (int d = 0; d < static_cast<int>(ready.size()); ++d) {
+    for (int d = 0; d < static_cast<int>(ctx_.devices.size()); ++d) {
         const int64_t cols = ctx_.plan.local_begin(d, live_end_column());
-        parts.push_back(cols > 0 ? split_piece({d, ready[static_cast<size_t>(d)], r0, rows, 0, cols, step})
-                                 : std::vector<Piece>());
+        const Event ready = ctx_.devices[static_cast<size_t>(d)]->record(Queue::compute);
+        parts.push_back(cols > 0 ? split_piece({d, ready, r0, rows, 0, cols, step}) : std::vector<Piece>());
         most = std::max(most, parts.back().size());
     }
     for (size_t i = 0; i < most; ++i)
@@ -328,11 +328,8 @@ void MatrixStream::finish(int64_t kmax) {
     if (arriving()) join_feeders();  // no step ran
     if (stream_gathers_) {
         ensure_live(plan.blocks(), kmax, -1);  // blocks right of the last panel (m < n)
-        if (plan.rows() > kmax) {  // rows below the last panel (m > n)
-            std::vector<Event> ready;
-            for (Device* dev : ctx_.devices) ready.push_back(dev->record(Queue::compute));
-            rows_final(ready, kmax, plan.rows() - kmax, -1);
-        }
+        if (plan.rows() > kmax)  // rows below the last panel (m > n)
+            rows_final(kmax, plan.rows() - kmax, -1);
         while (!pending_.empty()) copy_out_front();
         if (collector_) collector_->finish(ctx_.spans, ctx_.host_spans);
         for (Device* dev : ctx_.devices) dev->synchronize();

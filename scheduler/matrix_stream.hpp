@@ -100,10 +100,10 @@ public:
     // them to its left factors and keeps panel k (in its panel workspace) in
     // them. Issued on the compute queues.
     void keep_left_factors(int64_t k);
-    // Rows [r0, r0 + rows) of every device's live columns are final once
-    // ready[d] (an event of device d) has completed: gather them when the host
-    // is free.
-    void rows_final(const std::vector<Event>& ready, int64_t r0, int64_t rows, int step);
+    // Rows [r0, r0 + rows) of every device's live columns are final once the
+    // work issued so far on its compute queue is done: gather them when the
+    // host is free.
+    void rows_final(int64_t r0, int64_t rows, int step);
     // One unit of host work: the next block is uploaded (caught up to j), or
     // else a final piece (at most kGatherFloats) whose event has completed is
     // copied out. Returns false when there was nothing to do.

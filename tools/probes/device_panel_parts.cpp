@@ -49,6 +49,14 @@ double median(std::vector<double> v) {
     return v[v.size() / 2];
 }
 
+// The recursion's c -= x y on column-major blocks of leading dimension ld:
+// row-major c^T -= y^T x^T to gemm.
+SubtractProduct column_major_subtract(const BlasQueue& queue, int64_t ld) {
+    return [&queue, ld](int64_t m, int64_t n, int64_t k, const float* x, const float* y, float* c) {
+        gemm(queue, n, m, k, -1.0f, y, ld, x, ld, 1.0f, c, ld);
+    };
+}
+
 // Median milliseconds of `run`, with `reset` before each (untimed).
 double time_ms(const std::function<void()>& reset, const std::function<void()>& run) {
     std::vector<double> ms;
@@ -168,10 +176,7 @@ int main() {
                                {12288, 512}, {16384, 256}, {16384, 512}, {16384, 1024},
                                {32768, 512}, {32768, 1024}, {65536, 512}}) {
         reset_floats = rows * width;
-        const SubtractProduct subtract = [&, ld = rows](int64_t m, int64_t n, int64_t k, const float* x,
-                                                        const float* y, float* c) {
-            gemm(queue, n, m, k, -1.0f, y, ld, x, ld, 1.0f, c, ld);  // c^T -= y^T x^T
-        };
+        const SubtractProduct subtract = column_major_subtract(queue, rows);
         auto recursive = [&](bool clusters) {
             set_leaf_cluster_limit(clusters ? kDefaultLeafClusterLimit : 1);
             if (!recursive_panel_fits(rows)) return -1.0;
@@ -201,10 +206,7 @@ int main() {
     for (int64_t rows : {1024, 2048, 4096, 8192, 16384}) {
         const int width = 1024;
         reset_floats = rows * width;
-        const SubtractProduct subtract = [&, ld = rows](int64_t m, int64_t n, int64_t k, const float* x,
-                                                        const float* y, float* c) {
-            gemm(queue, n, m, k, -1.0f, y, ld, x, ld, 1.0f, c, ld);
-        };
+        const SubtractProduct subtract = column_major_subtract(queue, rows);
         const int lists = static_cast<int>((panel_scratch_ints(rows, width) - 1) / kLeafMovesInts);
         const IssueAndGpu recursive = time_issue_and_gpu(reset, hold, [&] {
             CHECK(cudaMemsetAsync(info, 0, sizeof(int), stream));
