@@ -143,8 +143,8 @@ void CudaDevice::factor_recursively(Queue q, float* a, int64_t ld, bool column_m
     int* const info = device_pivots + width;
     TANDEM_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), stream(q)));
     // The caller's scratch has panel_scratch_ints(rows, width) ints after the pivots.
-    const int move_lists = static_cast<int>((panel_scratch_ints(rows, width) - 1) / kLeafMovesInts);
-    const DevicePanel panel{a, ld, column_major, rows, width, device_pivots, info, info + 1, move_lists};
+    const DevicePanel panel{a, ld, column_major, rows, width, device_pivots, info, info + 1,
+                            panel_move_lists(rows, width)};
     factor_panel_recursive(panel, blas(q), panel_product(q, ld, column_major));
 }
 

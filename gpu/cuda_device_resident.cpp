@@ -190,8 +190,8 @@ int CudaDevice::factor_host_overlapped(int64_t m, int64_t n, const std::vector<i
     const int64_t scratch = panel_scratch_ints(m, static_cast<int>(n));
     int* const device_pivots = resident_pivots(n + scratch);
     int* const info = device_pivots + n;
-    const int move_lists = static_cast<int>((scratch - 1) / kLeafMovesInts);
-    const DevicePanel whole{d_a, m, true, m, static_cast<int>(n), device_pivots, info, info + 1, move_lists};
+    const int width = static_cast<int>(n);
+    const DevicePanel whole{d_a, m, true, m, width, device_pivots, info, info + 1, panel_move_lists(m, width)};
     const SubtractProduct subtract = panel_product(Queue::compute, m, true);
     std::vector<std::pair<int64_t, cudaEvent_t>> final_rows;
     std::vector<int> pivots_and_info(static_cast<size_t>(n + 1));  // made before A is written

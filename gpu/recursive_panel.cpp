@@ -163,8 +163,12 @@ std::vector<int64_t> overlapped_parts(int64_t m, int64_t n) {
     return bounds;
 }
 
+int panel_move_lists(int64_t rows, int width) {
+    return defers_interchanges(rows, width) ? width : 1;
+}
+
 int64_t panel_scratch_ints(int64_t rows, int width) {
-    return 1 + (defers_interchanges(rows, width) ? int64_t(width) : 1) * kLeafMovesInts;
+    return 1 + int64_t(panel_move_lists(rows, width)) * kLeafMovesInts;
 }
 
 void factor_panel_recursive(const DevicePanel& panel, const BlasQueue& queue,

@@ -41,6 +41,8 @@ struct DevicePanel {
 // the info, then the moves lists (a list a column where its leaves may keep
 // their own, which column-major panels of these sizes do).
 int64_t panel_scratch_ints(int64_t rows, int width);
+// How many moves lists those ints hold (DevicePanel::move_lists).
+int panel_move_lists(int64_t rows, int width);
 
 // c -= a * b (m x k times k x n), all three in the panel's layout and with its
 // leading dimension (CudaDevice: cuBLAS, or tandem's kernels when forced).

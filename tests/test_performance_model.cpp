@@ -624,13 +624,13 @@ TEST(ModelCache, WritesReadsAndReplacesACorruptFile) {
     EXPECT_EQ(garbled.origin.rfind("calibrated", 0), 0u) << garbled.origin;
     // Whole files that tandem wrote: of another format, and of this format
     // but malformed. Each makes the call calibrate, and names the reason.
-    const std::string current_text = first.model.serialize();
-    const std::string current_header = current_text.substr(0, current_text.find('\n') + 1);
+    const std::string model_text = first.model.serialize();
+    const std::string model_header = model_text.substr(0, model_text.find('\n') + 1);
     for (const auto& [contents, reason] :
          {std::pair<std::string, std::string>{"tandem-performance-model 2\n" +
-                                                  current_text.substr(current_header.size()),
+                                                  model_text.substr(model_header.size()),
                                               "a model of another format"},
-            {current_header + "cpu_panel garbage\n", "is malformed"},
+            {model_header + "cpu_panel garbage\n", "is malformed"},
           {"garbage\n", "is malformed"}}) {
         std::string error;
         ASSERT_TRUE(detail::write_cache_file(path, contents, error)) << error;

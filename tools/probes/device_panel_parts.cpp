@@ -207,7 +207,7 @@ int main() {
         const int width = 1024;
         reset_floats = rows * width;
         const SubtractProduct subtract = column_major_subtract(queue, rows);
-        const int lists = static_cast<int>((panel_scratch_ints(rows, width) - 1) / kLeafMovesInts);
+        const int lists = panel_move_lists(rows, width);
         const IssueAndGpu recursive = time_issue_and_gpu(reset, hold, [&] {
             CHECK(cudaMemsetAsync(info, 0, sizeof(int), stream));
             factor_panel_recursive({a, rows, true, rows, width, ints, info, moves, lists}, queue, subtract);
