@@ -114,13 +114,9 @@ int LuSteps::run() {
         auto& owner_reads = peer_reads_[plan_.owner(k)];
         owner_reads.insert(owner_reads.end(), panel_reads.begin(), panel_reads.end());
         if (stream_.arriving()) stream_.join_feeders();
-        // Several devices, streamed: the blocks that have arrived meanwhile,
-        // caught up after this step's look-ahead and update, not before them.
-        if (k + 1 < plan_.steps()) {
-            const int64_t arrived_from = stream_.live_blocks();
-            stream_.take_arrived(plan_.block_begin(k + 1), static_cast<int>(k));
-            note_live_blocks(arrived_from);
-        }
+        // While panel k+1 is factored: the blocks that arrive (caught up after
+        // this step's look-ahead and update, not before them), uploads and
+        // final rows.
         host_work(k);
     }
     stream_.finish(std::min(plan_.rows(), plan_.cols()));
@@ -520,14 +516,32 @@ bool LuSteps::invert_panel(int64_t k, int owner_index, int64_t begin, int64_t lo
 // (the host has nothing else to do then), so that uploads progress even when
 // panels are always ready; copying out waits for idle time (the last steps are
 // short, and the host must issue them).
+//
+// Several devices, streamed: each block that arrives meanwhile goes live at
+// once, its catch-up queued behind this step's update. Taken only between
+// steps, a block that arrived just after one step's end waited a whole step
+// (7-10 ms early in the call at 32768 on two H200s), and its owner's compute
+// queue stood idle while the upload was still the bound (docs/PERFORMANCE.md).
 void LuSteps::host_work(int64_t k) {
     if (k + 1 >= plan_.steps()) return;
     const int64_t j_next = plan_.block_begin(k + 1);
     const int step = static_cast<int>(k);
     Device& next_owner = *devices_[plan_.owner(k + 1)];
+    take_arrived_blocks(k);
     if (plan_.panel_on_device(k + 1)) stream_.upload_next(j_next, step);
-    while (!next_owner.query(panel_ready_) && stream_.advance(j_next, step)) {
+    while (!next_owner.query(panel_ready_)) {
+        if (stream_.advance(j_next, step)) continue;
+        if (!stream_.blocks_to_come()) break;  // the host waits for the panel
+        // The panel is polled at least every kBlockPoll: a block's feeder may
+        // take longer than the panel.
+        if (stream_.wait_for_next_block(kBlockPoll)) take_arrived_blocks(k);
     }
+}
+
+void LuSteps::take_arrived_blocks(int64_t k) {
+    const int64_t before = stream_.live_blocks();
+    stream_.take_arrived(plan_.block_begin(k + 1), static_cast<int>(k));
+    note_live_blocks(before);
 }
 
 }  // namespace tandem

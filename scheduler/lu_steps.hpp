@@ -114,9 +114,15 @@ private:
     // its norm (for the choice between U12 by product or by TRSM), on the
     // owner's transfer queue. Returns whether the device made them.
     bool invert_panel(int64_t k, int owner_index, int64_t begin, int64_t local, int width);
-    // The host's transfers (uploads of block columns, copies of final rows into
-    // A) while it waits for panel k+1.
+    // The host's work while it waits for panel k+1: the blocks that arrive
+    // (several devices, streamed) go live, caught up with step k; uploads of
+    // block columns (one device) and copies of final rows into A.
     void host_work(int64_t k);
+    // Several devices, streamed: the blocks that have arrived go live, caught
+    // up with steps 0..k (their catch-ups queued after step k's update).
+    void take_arrived_blocks(int64_t k);
+    // How long the host waits for a block before it looks at the next panel again.
+    static constexpr std::chrono::microseconds kBlockPoll{20};
 
     // Device d: panel k into its workspace (taken from its own storage, read
     // from its owner's, or received from the host); peer reads of it are added

@@ -178,6 +178,13 @@ void MatrixStream::take_arrived(int64_t j, int step) {
     ensure_live(count, j, step);
 }
 
+bool MatrixStream::wait_for_next_block(std::chrono::microseconds at_most) {
+    std::unique_lock<std::mutex> lock(feed_mutex_);
+    return fed_.wait_for(lock, at_most, [&] {
+        return arrivals_[static_cast<size_t>(live_)] >= 0 || feed_failed_;
+    });
+}
+
 // The columns L will have once the panel at column j is kept: beyond the
 // left factors' room, no block could be caught up after that.
 bool MatrixStream::left_factors_grow_past(int64_t j) const {

@@ -21,10 +21,11 @@
 //    would have, in larger and faster products. Until then the steps' swaps and
 //    updates leave it out. One device with CPU panels: every block goes up
 //    before the first step.
-//    Several devices: the feeders send every block in turn, and at each step
-//    the blocks that have arrived go live, caught up in the same way. The
-//    first j columns of L are spread over the devices, so while blocks are
-//    still arriving every device keeps a copy of them, the left factors
+//    Several devices: the feeders send every block in turn, and each block
+//    that has arrived goes live between steps or while the host waits for
+//    the next panel, caught up in the same way. The first j columns of L
+//    are spread over the devices, so while blocks are still arriving every
+//    device keeps a copy of them, the left factors
 //    (Device::hold_left_factors): each step's panel is added from the
 //    device's panel workspace, and the step's row interchanges applied to the
 //    columns already there. Their room (left_capacity) is bounded: when the
@@ -46,6 +47,7 @@
 #ifndef TANDEM_SCHEDULER_MATRIX_STREAM_HPP
 #define TANDEM_SCHEDULER_MATRIX_STREAM_HPP
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -95,6 +97,11 @@ public:
     // Several devices, streamed: every further block that has arrived goes
     // live, caught up to j (or, as ensure_live, every block).
     void take_arrived(int64_t j, int step);
+    // Several devices, streamed: some blocks have not gone live yet.
+    bool blocks_to_come() const { return feeding_ && live_ < ctx_.plan.blocks(); }
+    // Waits until the next block to go live has arrived (true), or for at
+    // most `at_most` (false). Only while blocks_to_come().
+    bool wait_for_next_block(std::chrono::microseconds at_most);
     // Several devices, streamed, while blocks are not all live: after step
     // k's interchanges of the columns left of its panel, every device applies
     // them to its left factors and keeps panel k (in its panel workspace) in
