@@ -532,8 +532,8 @@ void LuSteps::host_work(int64_t k) {
     while (!next_owner.query(panel_ready_)) {
         if (stream_.advance(j_next, step)) continue;
         if (!stream_.blocks_to_come()) break;  // the host waits for the panel
-        // The panel is polled at least every kBlockPoll: a block's feeder may
-        // take longer than the panel.
+        // The panel is polled every kBlockPoll (plus the timer's slack, some
+        // 50 us on Linux) while a block's feeder may take longer than it.
         if (stream_.wait_for_next_block(kBlockPoll)) take_arrived_blocks(k);
     }
 }
