@@ -86,15 +86,14 @@ int LuSteps::run() {
         // The look-ahead's block: on its way while a device factors the first
         // panel (a CPU panel waits for the host's part of the copy).
         stream_.ensure_live(2, 0, -1);
-        note_live_blocks(0);
+        note_live_blocks();
     }
     for (int64_t k = 0; k < plan_.steps(); ++k) {
         // Panel k, A(j:m, j:j+w): L11, L21 and the pivots of rows j..j+w.
         const bool use_inverse = factor_panel_on_cpu_or_collect(k);
         // The look-ahead and panel k+1 need block column k+1 on its device.
-        const int64_t live_before = stream_.live_blocks();
         stream_.ensure_live(k + 2, plan_.block_begin(k), static_cast<int>(k));
-        note_live_blocks(live_before);
+        note_live_blocks();
         // L11 and L21 into every device's workspace.
         std::vector<std::pair<int, Event>> panel_reads;
         for (int d = 0; d < static_cast<int>(devices_.size()); ++d)
@@ -393,10 +392,11 @@ Event LuSteps::lookahead_on_transfer_queue(int64_t k, const ColumnRange& r, int6
     return update_lookahead(k, r, next_cols, Queue::transfer);
 }
 
-void LuSteps::note_live_blocks(int64_t first) {
+void LuSteps::note_live_blocks() {
     if (devices_.size() < 2) return;
-    for (int64_t b = first; b < stream_.live_blocks(); ++b)
-        block_ready_[static_cast<size_t>(b)] = devices_[plan_.owner(b)]->record(Queue::compute);
+    for (; noted_live_ < stream_.live_blocks(); ++noted_live_)
+        block_ready_[static_cast<size_t>(noted_live_)] =
+            devices_[plan_.owner(noted_live_)]->record(Queue::compute);
 }
 
 int64_t LuSteps::lookahead_columns(int64_t k, const ColumnRange& r) const {
@@ -518,30 +518,29 @@ bool LuSteps::invert_panel(int64_t k, int owner_index, int64_t begin, int64_t lo
 // short, and the host must issue them).
 //
 // Several devices, streamed: each block that arrives meanwhile goes live at
-// once, its catch-up queued behind this step's update. Taken only between
-// steps, a block that arrived just after one step's end waited a whole step
-// (7-10 ms early in the call at 32768 on two H200s), and its owner's compute
-// queue stood idle while the upload was still the bound (docs/PERFORMANCE.md).
+// once, caught up with steps 0..k (its catch-up queued behind step k's
+// update). Were blocks taken only between steps, one arriving just after a
+// step's end would wait a whole step (7-10 ms early in the call at 32768 on
+// two H200s), its owner's compute queue idle while the upload is still the
+// bound (docs/PERFORMANCE.md).
 void LuSteps::host_work(int64_t k) {
     if (k + 1 >= plan_.steps()) return;
     const int64_t j_next = plan_.block_begin(k + 1);
     const int step = static_cast<int>(k);
     Device& next_owner = *devices_[plan_.owner(k + 1)];
-    take_arrived_blocks(k);
+    const auto take_arrived_blocks = [&] {
+        stream_.take_arrived(j_next, step);
+        note_live_blocks();
+    };
+    take_arrived_blocks();
     if (plan_.panel_on_device(k + 1)) stream_.upload_next(j_next, step);
     while (!next_owner.query(panel_ready_)) {
         if (stream_.advance(j_next, step)) continue;
         if (!stream_.blocks_to_come()) break;  // the host waits for the panel
         // The panel is polled every kBlockPoll (plus the timer's slack, some
         // 50 us on Linux) while a block's feeder may take longer than it.
-        if (stream_.wait_for_next_block(kBlockPoll)) take_arrived_blocks(k);
+        if (stream_.wait_for_next_block(kBlockPoll)) take_arrived_blocks();
     }
-}
-
-void LuSteps::take_arrived_blocks(int64_t k) {
-    const int64_t before = stream_.live_blocks();
-    stream_.take_arrived(plan_.block_begin(k + 1), static_cast<int>(k));
-    note_live_blocks(before);
 }
 
 }  // namespace tandem

@@ -81,9 +81,9 @@ private:
     // the event after it) and update. Returns the event after the update.
     Event lookahead_on_transfer_queue(int64_t k, const ColumnRange& r, int64_t next_cols,
                                       bool use_inverse, Event& u12_formed);
-    // Several devices: block_ready_ of the blocks from `first` on that have
-    // joined the steps (after their catch-ups).
-    void note_live_blocks(int64_t first);
+    // Several devices: block_ready_ of the blocks that have joined the steps
+    // (after their catch-ups) since the last call.
+    void note_live_blocks();
     // A22 -= L21 U12 on one range; the range that begins with the next
     // panel's block updates that block first and returns the event after it,
     // any other -1.
@@ -118,9 +118,6 @@ private:
     // (several devices, streamed) go live, caught up with step k; uploads of
     // block columns (one device) and copies of final rows into A.
     void host_work(int64_t k);
-    // Several devices, streamed: the blocks that have arrived go live, caught
-    // up with steps 0..k (their catch-ups queued after step k's update).
-    void take_arrived_blocks(int64_t k);
     // How long the host waits for a block before it looks at the next panel again.
     static constexpr std::chrono::microseconds kBlockPoll{20};
 
@@ -184,6 +181,7 @@ private:
     // that prepares it as a panel (its update by the step before, or its
     // catch-up); that look-ahead, on the transfer queue, waits for it.
     std::vector<Event> block_ready_;
+    int64_t noted_live_ = 0;  // blocks [0, noted_live_) have their block_ready_
     int info_ = 0;
 };
 

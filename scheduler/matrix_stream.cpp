@@ -179,7 +179,6 @@ void MatrixStream::take_arrived(int64_t j, int step) {
 }
 
 bool MatrixStream::wait_for_next_block(std::chrono::microseconds at_most) {
-    if (!blocks_to_come()) return false;
     std::unique_lock<std::mutex> lock(feed_mutex_);
     return fed_.wait_for(lock, at_most, [&] {
         return arrivals_[static_cast<size_t>(live_)] >= 0 || feed_failed_;

@@ -99,9 +99,9 @@ public:
     void take_arrived(int64_t j, int step);
     // Several devices, streamed: some blocks have not gone live yet.
     bool blocks_to_come() const { return feeding_ && live_ < ctx_.plan.blocks(); }
-    // Waits until the next block to go live has arrived or a feeder failed
-    // (true: take_arrived then takes it or throws), or for at most `at_most`
-    // (false; at once when no block is to come).
+    // Only while blocks_to_come(): waits until the next block to go live has
+    // arrived or a feeder failed (true: take_arrived then takes it or
+    // throws), or for at most `at_most` (false).
     bool wait_for_next_block(std::chrono::microseconds at_most);
     // Several devices, streamed, while blocks are not all live: after step
     // k's interchanges of the columns left of its panel, every device applies
