@@ -4,7 +4,8 @@
 //   host in            pageable -> pinned, whole columns (an upload's host side)
 //   host out R         pinned -> pageable, R rows of each column (a gather's
 //                      host side: R = the rows a step makes final), non-temporal
-//                      stores or memcpy, over T OpenMP threads
+//                      stores or memcpy, over T OpenMP threads; also right
+//                      after the copy engine wrote the source, as a collector's piece
 //   pageable h2d/d2h   cudaMemcpy on pageable memory (the driver's own staging)
 //   dma 2-D, host transposed   the copy engine and the host's side of a path
 //                      that would transpose on the host instead of in a kernel
@@ -48,10 +49,13 @@
 
 namespace {
 
-double median_seconds(const std::function<void()>& run) {
+// The median of 5 timed runs after a warm-up, `prepare` untimed before each.
+double median_seconds_after(const std::function<void()>& prepare, const std::function<void()>& run) {
+    prepare();
     run();  // warm-up: first touches, the driver's first use of a buffer
     std::vector<double> t;
     for (int i = 0; i < 5; ++i) {
+        prepare();
         const auto start = std::chrono::steady_clock::now();
         run();
         t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -59,6 +63,8 @@ double median_seconds(const std::function<void()>& run) {
     std::sort(t.begin(), t.end());
     return t[2];
 }
+
+double median_seconds(const std::function<void()>& run) { return median_seconds_after([] {}, run); }
 
 void report(const std::string& what, double bytes, double seconds) {
     std::printf("%-44s %8.2f ms %7.1f GB/s\n", what.c_str(), seconds * 1e3, bytes / seconds * 1e-9);
@@ -87,7 +93,9 @@ int main(int argc, char** argv) {
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n * n; ++i) a[size_t(i)] = float(i % 1000) * 1e-3f;
     float *pinned = nullptr, *device = nullptr;
-    CHECK(cudaMallocHost(reinterpret_cast<void**>(&pinned), chunk * sizeof(float)));
+    // The 2-D and transposing stages below move w columns of n rows.
+    const int64_t w = 256;
+    CHECK(cudaMallocHost(reinterpret_cast<void**>(&pinned), std::max(chunk, n * w) * sizeof(float)));
     CHECK(cudaMalloc(reinterpret_cast<void**>(&device), size_t(n) * block_cols * sizeof(float)));
     cudaStream_t stream;
     CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -113,7 +121,6 @@ int main(int argc, char** argv) {
     // The copy engine on the device's row-major storage: 1 KiB (256 floats) of
     // each of n rows whose pitch is a block column's, the shape of a chunk
     // that was transposed on the host instead of by a kernel.
-    const int64_t w = 256;
     const double rows_bytes = double(n) * w * sizeof(float);
     report("dma h2d 2-D, 1 KiB of each row", rows_bytes, median_seconds([&] {
                CHECK(cudaMemcpy2DAsync(device, block_cols * sizeof(float), pinned, w * sizeof(float),
@@ -165,23 +172,37 @@ int main(int argc, char** argv) {
         for (int64_t rows : {int64_t(256), int64_t(1024), n}) {
             const int64_t cols = std::min<int64_t>(n, chunk / rows);
             const double bytes = double(rows) * cols * sizeof(float);
-            for (bool streaming : {true, false}) {
-                int64_t piece = 0;
+            int64_t piece = 0;
+            // Rows [r0, r0 + rows) of `cols` columns: a row piece of A.
+            const auto place_piece = [&](bool streaming) {
+                const int64_t r0 = (piece++ * rows) % (n - rows + 1);
+                float* to = a.data() + r0;
+#pragma omp parallel for schedule(static) num_threads(threads)
+                for (int64_t j = 0; j < cols; ++j) {
+                    if (streaming)
+                        tandem::copy_floats_streaming(to + j * n, pinned + j * rows, rows);
+                    else
+                        std::memcpy(to + j * n, pinned + j * rows, sizeof(float) * rows);
+                }
+            };
+            for (bool streaming : {true, false})
                 report("host out, " + std::to_string(rows) + " rows, " + (streaming ? "nt" : "memcpy") +
                            ", T=" + std::to_string(threads),
-                       bytes, median_seconds([&] {
-                           // rows [r0, r0 + rows) of `cols` columns: a row piece of A
-                           const int64_t r0 = (piece++ * rows) % (n - rows + 1);
-                           float* to = a.data() + r0;
-#pragma omp parallel for schedule(static) num_threads(threads)
-                           for (int64_t j = 0; j < cols; ++j) {
-                               if (streaming)
-                                   tandem::copy_floats_streaming(to + j * n, pinned + j * rows, rows);
-                               else
-                                   std::memcpy(to + j * n, pinned + j * rows, sizeof(float) * rows);
-                           }
-                       }));
-            }
+                       bytes, median_seconds([&] { place_piece(streaming); }));
+            // As the several-GPU collector places a piece: the copy engine has
+            // just written the pinned source (untimed). Its writes land in the
+            // host's cache: 130 GB/s on 32 threads against 101 above on a
+            // four-H200 host, where sources read from memory gave 60
+            // (docs/PERFORMANCE.md, "The gather's tail").
+            report("host out, " + std::to_string(rows) + " rows, nt, from the copy engine, T=" +
+                       std::to_string(threads),
+                   bytes, median_seconds_after(
+                              [&] {
+                                  CHECK(cudaMemcpyAsync(pinned, device, chunk * sizeof(float),
+                                                        cudaMemcpyDeviceToHost, stream));
+                                  CHECK(cudaStreamSynchronize(stream));
+                              },
+                              [&] { place_piece(true); }));
         }
     }
     // An upload's pipeline, its parts weighed one at a time: a block column
