@@ -23,9 +23,9 @@
 //    before the first step.
 //    Several devices: the feeders send every block in turn, and each block
 //    that has arrived goes live between steps or while the host waits for
-//    the next panel, caught up in the same way. The first j columns of L
-//    are spread over the devices, so while blocks are still arriving every
-//    device keeps a copy of them, the left factors
+//    the next panel, caught up in the same way. The first j columns of L are
+//    spread over the devices, so while blocks are still arriving every device
+//    keeps a copy of them, the left factors
 //    (Device::hold_left_factors): each step's panel is added from the
 //    device's panel workspace, and the step's row interchanges applied to the
 //    columns already there. Their room (left_capacity) is bounded: when the

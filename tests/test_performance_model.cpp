@@ -617,7 +617,9 @@ TEST(ModelCache, WritesReadsAndReplacesACorruptFile) {
     EXPECT_EQ(from_file.origin, "file " + path);
     EXPECT_EQ(from_file.model.serialize(), first.model.serialize());
 
-    std::ofstream(path, std::ios::trunc) << "tandem-performance-model 2\ncpu_panel garbage\n";
+    // A format number no model has, so the file is of another format.
+    const std::string other_format_header = "tandem-performance-model 0\n";
+    std::ofstream(path, std::ios::trunc) << other_format_header << "cpu_panel garbage\n";
     detail::forget_machine_models();
     const detail::ModelSource garbled =
         detail::machine_model(*device, PanelMethod::recursive, dir.string(), false, tiny_grid());
@@ -627,7 +629,7 @@ TEST(ModelCache, WritesReadsAndReplacesACorruptFile) {
     const std::string model_text = first.model.serialize();
     const std::string model_header = model_text.substr(0, model_text.find('\n') + 1);
     for (const auto& [contents, reason] :
-         {std::pair<std::string, std::string>{"tandem-performance-model 2\n" +
+         {std::pair<std::string, std::string>{other_format_header +
                                                   model_text.substr(model_header.size()),
                                               "a model of another format"},
             {model_header + "cpu_panel garbage\n", "is malformed"},
