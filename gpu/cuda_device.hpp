@@ -353,7 +353,7 @@ private:
     std::string gemm_table_key_;                  // policy and cache dir it was made for
 
     // Pinned host blocks: handed out by host_alloc, and freed ones kept for reuse.
-    static constexpr size_t kPinnedCacheBlocks = 8;  // LuSteps holds 5
+    static constexpr size_t kPinnedCacheBlocks = 10;  // device 0: LuSteps 5, FactorCollector 4
     std::unordered_map<void*, size_t> pinned_in_use_;
     std::vector<std::pair<size_t, void*>> pinned_cache_;
 

@@ -3,10 +3,34 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <thread>
 
+#include "scheduler/spin_wait.hpp"
 #include "scheduler/streaming_copy.hpp"
 
 namespace tandem {
+namespace {
+
+// A wait of about kPause that leaves the core to any thread that needs it
+// (a placer, where the team outnumbers the free cores); a sleep would take
+// tens of microseconds more.
+constexpr std::chrono::microseconds kPause{5};
+
+void pause_briefly() {
+    const auto until = std::chrono::steady_clock::now() + kPause;
+    while (std::chrono::steady_clock::now() < until) std::this_thread::yield();
+}
+
+}  // namespace
+
+// Landed chunks are published to the placers through `published` (a count
+// of landed_'s ring); `over` says that no more will come in this region.
+struct FactorCollector::Team {
+    std::atomic<int64_t> published{0};
+    std::atomic<bool> over{false};
+    int placers = 0;  // the threads other than the first; 0: the first places too
+    std::exception_ptr error;
+};
 
 FactorCollector::FactorCollector(const StepContext& ctx, float* a, int64_t lda)
     : devices_(ctx.devices),
@@ -18,15 +42,31 @@ FactorCollector::FactorCollector(const StepContext& ctx, float* a, int64_t lda)
       // reaches its rate with 16 of the two-H200 machine's 32 (the probe), and
       // the main thread keeps the rest.
       threads_(std::clamp(omp_get_max_threads() / 2, 1, kMostScatterThreads)),
-      scratch_(ctx.devices.size()),
-      slot_busy_(ctx.devices.size(), std::vector<bool>(kSlots, false)) {
-    // The scratch is allocated here, on the caller's thread: a device's pinned
-    // memory cache is not shared between threads. Every piece fits.
+      pieces_(ctx.devices.size()),
+      sending_(ctx.devices.size(), 0),
+      slots_(ctx.devices.size()),
+      slots_used_(ctx.devices.size(), 0),
+      next_slot_(ctx.devices.size(), 0),
+      in_flight_(ctx.devices.size()),
+      // Chunks landed and not yet placed hold a slot each: never more than this.
+      landed_(ctx.devices.size() * kAhead + 1),
+      global_column_(ctx.devices.size()) {
+    // The slots are allocated here, on the caller's thread: a device's pinned
+    // memory cache is not shared between threads.
     for (size_t d = 0; d < devices_.size(); ++d) {
-        const int64_t local_cols = plan_.local_begin(static_cast<int>(d), plan_.cols());
-        const int64_t largest = std::max<int64_t>(1, std::min(kPieceFloats, plan_.rows() * local_cols));
-        for (int i = 0; i < kSlots; ++i)
-            scratch_[d].push_back(std::make_unique<HostBuffer>(*devices_[d], largest));
+        const int device = static_cast<int>(d);
+        const int64_t local_cols = plan_.local_begin(device, plan_.cols());
+        std::vector<int64_t>& global = global_column_[d];
+        global.resize(static_cast<size_t>(local_cols));
+        for (int64_t b : plan_.blocks_of(device)) {
+            const int64_t local = plan_.local_begin(device, plan_.block_begin(b));
+            for (int64_t c = 0; c < plan_.block_width(b); ++c)
+                global[static_cast<size_t>(local + c)] = plan_.block_begin(b) + c;
+        }
+        const int64_t slot = std::max<int64_t>(
+            1, std::min(std::max(kChunkFloats, plan_.rows()), plan_.rows() * local_cols));
+        for (int i = 0; i < kAhead; ++i)
+            slots_[d].push_back(std::make_unique<HostBuffer>(*devices_[d], slot));
     }
     worker_ = HostWorker([this] { run(); });
 }
@@ -75,84 +115,199 @@ void FactorCollector::run() {
 
 void FactorCollector::collect() {
     for (;;) {
-        FactorPiece piece;
-        // Wait for a piece only when nothing fetched is waiting to be placed.
-        if (!next_piece(piece, fetched_.empty())) {
-            {
-                std::lock_guard<std::mutex> lock(mutex_);
-                if (cancelled_) return;  // the call failed: write nothing more
+        const bool none_taken = std::all_of(pieces_.begin(), pieces_.end(),
+                                            [](const std::deque<Active>& list) { return list.empty(); });
+        if (!take_queued(none_taken)) return;  // cancelled
+        // The oldest piece not yet sent down; none: closed, and all placed.
+        const Active* oldest = nullptr;
+        for (size_t d = 0; d < pieces_.size(); ++d)
+            if (sending_[d] < pieces_[d].size()) {
+                const Active& next = pieces_[d][sending_[d]];
+                if (oldest == nullptr || next.arrival < oldest->arrival) oldest = &next;
             }
-            if (fetched_.empty()) return;  // closed, and all placed
-            place_oldest();
-            continue;
-        }
-        int slot;
-        while ((slot = free_slot(piece.device)) < 0) place_oldest();
-        // Place what has arrived while this piece's rows are not final yet.
-        while (!fetched_.empty() && !devices_[piece.device]->query(piece.ready)) place_oldest();
-        fetch(piece, slot);
+        if (oldest == nullptr) return;
+        // Wait for it without the team: early in the call the steps come
+        // milliseconds apart, and a waiting team would spin all that time.
+        devices_[oldest->piece.device]->synchronize(oldest->piece.ready);
+        place_final_pieces();
     }
 }
 
-bool FactorCollector::next_piece(FactorPiece& piece, bool block) {
+bool FactorCollector::take_queued(bool block) {
     std::unique_lock<std::mutex> lock(mutex_);
     if (block) added_.wait(lock, [&] { return !queue_.empty() || closed_; });
-    if (cancelled_ || queue_.empty()) return false;
-    piece = queue_.front();
-    queue_.pop_front();
+    if (cancelled_) return false;
+    for (const FactorPiece& p : queue_) {
+        Active next;
+        next.piece = p;
+        next.arrival = arrivals_++;
+        pieces_[static_cast<size_t>(p.device)].push_back(next);
+    }
+    queue_.clear();
     return true;
 }
 
-int FactorCollector::free_slot(int device) const {
-    const std::vector<bool>& busy = slot_busy_[device];
-    const auto free = std::find(busy.begin(), busy.end(), false);
-    return free == busy.end() ? -1 : static_cast<int>(free - busy.begin());
-}
-
-void FactorCollector::fetch(const FactorPiece& p, int slot) {
-    Device& dev = *devices_[p.device];
-    float* buffer = scratch_[p.device][slot]->data();
-    dev.wait(Queue::copy, p.ready);
-    const Event begin = dev.record(Queue::copy);
-    dev.download(Queue::copy, buffer, p.rows, p.r0, p.c0, p.rows, p.cols);
-    const Event copied = dev.record(Queue::copy);
-    spans_.push_back({p.device, Queue::copy, "gather", p.step, begin, copied});
-    slot_busy_[p.device][slot] = true;
-    fetched_.push_back({p, slot, copied});
-}
-
-void FactorCollector::place_oldest() {
-    const Fetch f = fetched_.front();
-    fetched_.pop_front();
-    const FactorPiece& p = f.piece;
-    devices_[p.device]->synchronize(f.copied);
-    const auto seconds = [&] {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-    };
-    const double start = seconds();
-    wrote_ = true;
-    scatter(p.device, scratch_[p.device][f.slot]->data(), p.r0, p.rows, p.c0, p.cols);
-    host_spans_.push_back({"gather", "gather", p.step, start, seconds()});
-    slot_busy_[p.device][f.slot] = false;
-}
-
-void FactorCollector::scatter(int d, const float* from, int64_t r0, int64_t rows, int64_t c0,
-                              int64_t cols) {
-    // Where each of the piece's columns goes in A, then one parallel copy for
-    // the whole piece: a piece of a step's rows spans dozens of blocks, and a
-    // parallel region per block would fork and join the team for each.
-    targets_.resize(static_cast<size_t>(cols));
-    for (int64_t b : plan_.blocks_of(d)) {
-        const int64_t local = plan_.local_begin(d, plan_.block_begin(b));
-        const int64_t first = std::max(local, c0);
-        const int64_t last = std::min(local + plan_.block_width(b), c0 + cols);
-        for (int64_t c = first; c < last; ++c)
-            targets_[static_cast<size_t>(c - c0)] = plan_.block_begin(b) + (c - local);
+void FactorCollector::place_final_pieces() {
+    Team team;
+    retired_ = 0;  // the ring's count starts again with each region's
+#pragma omp parallel num_threads(threads_)
+    {
+        // The team may be smaller than asked for: count it in the region.
+#pragma omp single
+        team.placers = omp_get_num_threads() - 1;  // the barrier after it publishes it
+        if (omp_get_thread_num() == 0)
+            dispatch(team);
+        else
+            place_landed(team, omp_get_thread_num() - 1);
     }
-    const int64_t* target = targets_.data();
-#pragma omp parallel for schedule(static) num_threads(threads_)
-    for (int64_t c = 0; c < cols; ++c)
-        copy_floats_streaming(a_ + r0 + target[c] * lda_, from + c * rows, rows);
+    if (team.error) std::rethrow_exception(team.error);
+}
+
+void FactorCollector::dispatch(Team& team) {
+    try {
+        for (unsigned round = 0;; ++round) {
+            const int64_t retired_before = retired_;
+            if (team.placers == 0)  // a team of one: this thread places each landed chunk
+                for (int64_t i = retired_; i < team.published.load(std::memory_order_relaxed); ++i) {
+                    Landed& l = landed_[static_cast<size_t>(i % static_cast<int64_t>(landed_.size()))];
+                    if (l.placed.load(std::memory_order_relaxed) == 0) {
+                        place_share(l.chunk, 0, l.chunk.rows * l.chunk.cols);
+                        l.placed.store(1, std::memory_order_relaxed);
+                    }
+                }
+            retire_placed(team);
+            // Pieces added meanwhile; not every round, the lock is the main thread's too.
+            if (round % 16 == 0 && !take_queued(false)) break;  // cancelled
+            int moved = 0;
+            for (int d = 0; d < static_cast<int>(devices_.size()); ++d)
+                moved += send_chunks(d) + publish_landed(team, d);
+            const bool all_placed = retired_ == team.published.load(std::memory_order_relaxed) &&
+                                    std::all_of(in_flight_.begin(), in_flight_.end(),
+                                                [](const std::deque<Chunk>& q) { return q.empty(); });
+            if (all_placed && !final_piece_waiting()) break;
+            // Nothing moved: wait a little before asking the devices again.
+            // Each question takes the device's locks, which the main thread
+            // needs to issue the steps, and a chunk takes tens of microseconds
+            // to land or be placed.
+            if (moved == 0 && retired_ == retired_before) pause_briefly();
+        }
+    } catch (...) {
+        team.error = std::current_exception();
+    }
+    team.over.store(true, std::memory_order_release);
+}
+
+void FactorCollector::retire_placed(Team& team) {
+    const int64_t ring = static_cast<int64_t>(landed_.size());
+    const int everyone = std::max(team.placers, 1);
+    const int64_t published = team.published.load(std::memory_order_relaxed);
+    while (retired_ < published) {
+        const Landed& l = landed_[static_cast<size_t>(retired_ % ring)];
+        if (l.placed.load(std::memory_order_acquire) != everyone) return;
+        const size_t d = static_cast<size_t>(l.chunk.device);
+        --slots_used_[d];  // slots are taken and freed in each device's order
+        Active& piece = *l.chunk.piece;
+        if (--piece.chunks_out == 0 && piece.next_col == piece.piece.cols) {
+            // Its last chunk: a device's pieces are placed in order, so it is the first.
+            const double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+            spans_.push_back({piece.piece.device, Queue::copy, "gather", piece.piece.step, piece.begin, piece.end});
+            host_spans_.push_back({"gather", "gather", piece.piece.step, piece.start, now});
+            pieces_[d].pop_front();
+            --sending_[d];
+        }
+        ++retired_;
+    }
+}
+
+int FactorCollector::send_chunks(int d) {
+    const size_t i = static_cast<size_t>(d);
+    Device& dev = *devices_[i];
+    int sent = 0;
+    while (slots_used_[i] < kAhead && sending_[i] < pieces_[i].size()) {
+        Active& piece = pieces_[i][sending_[i]];
+        if (!piece.final && !(piece.final = dev.query(piece.piece.ready))) break;
+        const FactorPiece& p = piece.piece;
+        const int64_t cols = std::min(std::max<int64_t>(1, kChunkFloats / std::max<int64_t>(p.rows, 1)),
+                                      p.cols - piece.next_col);
+        if (piece.next_col == 0) {
+            dev.wait(Queue::copy, p.ready);
+            piece.begin = dev.record(Queue::copy);
+        }
+        float* slot = slots_[i][static_cast<size_t>(next_slot_[i])]->data();
+        next_slot_[i] = (next_slot_[i] + 1) % kAhead;
+        dev.download(Queue::copy, slot, p.rows, p.r0, p.c0 + piece.next_col, p.rows, cols);
+        const Event landed = dev.record(Queue::copy);
+        in_flight_[i].push_back({&piece, d, p.r0, p.rows, p.c0 + piece.next_col, cols, slot, landed});
+        ++slots_used_[i];
+        ++sent;
+        ++piece.chunks_out;
+        piece.next_col += cols;
+        if (piece.next_col == p.cols) {
+            piece.end = landed;
+            ++sending_[i];
+        }
+    }
+    return sent;
+}
+
+int FactorCollector::publish_landed(Team& team, int d) {
+    const size_t i = static_cast<size_t>(d);
+    const int64_t ring = static_cast<int64_t>(landed_.size());
+    int landed = 0;
+    while (!in_flight_[i].empty() && devices_[i]->query(in_flight_[i].front().landed)) {
+        const int64_t at = team.published.load(std::memory_order_relaxed);
+        Landed& l = landed_[static_cast<size_t>(at % ring)];
+        l.chunk = in_flight_[i].front();
+        l.placed.store(0, std::memory_order_relaxed);
+        in_flight_[i].pop_front();
+        if (l.chunk.piece->start < 0)
+            l.chunk.piece->start = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+        if (!wrote_.load(std::memory_order_relaxed)) wrote_ = true;
+        team.published.store(at + 1, std::memory_order_release);
+        ++landed;
+    }
+    return landed;
+}
+
+bool FactorCollector::final_piece_waiting() {
+    for (size_t d = 0; d < pieces_.size(); ++d)
+        if (sending_[d] < pieces_[d].size()) {
+            Active& piece = pieces_[d][sending_[d]];
+            if (piece.final || (piece.final = devices_[d]->query(piece.piece.ready))) return true;
+        }
+    return false;
+}
+
+void FactorCollector::place_landed(Team& team, int placer) {
+    const int64_t ring = static_cast<int64_t>(landed_.size());
+    for (int64_t i = 0;; ++i) {
+        // Chunk i, or the end of the region: chunks land every few microseconds.
+        spin_until([&] {
+            return team.published.load(std::memory_order_acquire) > i ||
+                   team.over.load(std::memory_order_acquire);
+        });
+        // `over` comes after the last chunk is published.
+        if (team.published.load(std::memory_order_acquire) <= i) return;
+        Landed& l = landed_[static_cast<size_t>(i % ring)];
+        // This placer's share, cut at 64-byte multiples of the chunk.
+        const int64_t total = l.chunk.rows * l.chunk.cols;
+        const int64_t begin = (total * placer / team.placers) & ~int64_t(15);
+        const int64_t end = placer + 1 == team.placers ? total : (total * (placer + 1) / team.placers) & ~int64_t(15);
+        place_share(l.chunk, begin, end);
+        l.placed.fetch_add(1, std::memory_order_release);
+    }
+}
+
+void FactorCollector::place_share(const Chunk& c, int64_t begin, int64_t end) const {
+    // The chunk's floats [begin, end), column by column into A.
+    const std::vector<int64_t>& global = global_column_[static_cast<size_t>(c.device)];
+    for (int64_t f = begin; f < end;) {
+        const int64_t col = f / c.rows, row = f - col * c.rows;
+        const int64_t count = std::min(c.rows - row, end - f);
+        copy_floats_streaming(a_ + c.r0 + row + global[static_cast<size_t>(c.c0 + col)] * lda_,
+                              c.from + f, count);
+        f += count;
+    }
 }
 
 }  // namespace tandem

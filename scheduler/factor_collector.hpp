@@ -6,16 +6,23 @@
 // call were the backlog.
 //
 // A piece (rows of one device's local columns, final once its event has
-// passed) goes device -> pinned scratch (kSlots per device, so that the copy
-// engine fetches one piece while the thread places the last) -> its columns in
-// A. The thread uses only the devices' copy queues, events and downloads, which
-// CudaDevice and the host device allow from a second thread while no other
-// thread uses the copy queues (MatrixStream adds pieces once its feeders are
-// done); its timeline spans are kept apart and handed over by finish().
+// passed) goes down in chunks: device -> a slot of its device's ring of pinned
+// scratch -> its columns in A. The chunks of every device are placed as they
+// land, by a team whose first thread sends the chunks down and the others
+// place them, so that a chunk is read while the copy engine's writes are still
+// in the host's cache. A ring of a few slots a device keeps it there: with two
+// 32 MiB pieces a device in flight, the placed piece had left the cache, and
+// the copy ran at 52 GB/s against 130 from the cache (four H200s,
+// docs/PERFORMANCE.md). The thread uses only the devices' copy queues, events
+// and downloads, which CudaDevice and the host device allow from a second
+// thread while no other thread uses the copy queues (MatrixStream adds pieces
+// once its feeders are done); its timeline spans are kept apart and handed
+// over by finish().
 #ifndef TANDEM_SCHEDULER_FACTOR_COLLECTOR_HPP
 #define TANDEM_SCHEDULER_FACTOR_COLLECTOR_HPP
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -45,11 +52,14 @@ public:
     // Starts the thread. ctx's devices, plan and t0 are read; nothing else of it.
     FactorCollector(const StepContext& ctx, float* a, int64_t lda);
     // Stops the thread; pieces not yet copied are dropped (the call failed).
+    // Chunks may still be on their way into the slots: the caller waits for
+    // the devices' queues before the slots' memory is used again (LuSteps).
     ~FactorCollector() { cancel(); }
     FactorCollector(const FactorCollector&) = delete;
     FactorCollector& operator=(const FactorCollector&) = delete;
 
-    // Queue a piece (at most kPieceFloats floats) to be copied out in order.
+    // Queue a piece (at most kPieceFloats floats) to be copied out; each
+    // device's pieces are sent down in the order they came.
     void add(const FactorPiece& piece);
     // Returns once every piece added has been copied out and the thread has
     // stopped, with its spans appended; rethrows the thread's error.
@@ -59,45 +69,76 @@ public:
     // Whether any part of the caller's array has been written.
     bool wrote_output() const { return wrote_.load(); }
 
-    // The most a piece holds. Each piece costs the thread a wait for its
-    // download and a parallel region for its scatter; fewer, larger pieces
-    // kept up better with the last steps, whose rows come fastest: at
-    // n = 65536 on two H200s (tandem-bench lu --gpus 2 --baselines 0,
-    // alternating processes, 2026-11-27) the backlog after the last panel
-    // was 16-21 ms with 32 MiB, 42-45 with 64, 48-58 with 16 and 110-197
-    // with 2-4 MiB pieces in more slots (docs/PERFORMANCE.md).
+    // The most a piece holds: MatrixStream cuts the rows a step makes final
+    // into pieces of this size, each a span of the timeline.
     static constexpr int64_t kPieceFloats = int64_t(8) << 20;  // 32 MiB
-    // The most threads of the scatter, twice a host copy's: late in the call
-    // the pieces come faster than 16 threads place them while the copy
-    // engines write the next ones into host memory. On four H100s behind 64
-    // threads, the last piece was placed 63-71 ms after the last panel with
-    // 32 threads, 88-98 with 16; on four H200s a team of 48 left 30-76 ms
-    // against 25-28 with 32 (docs/PERFORMANCE.md).
+    // A chunk, and the chunks a device has on their way: a ring of kAhead
+    // slots of kChunkFloats (or of one column, if longer). At n = 65536 on
+    // four H200s, calls with chunks of 2-8 MiB, 16 MiB a device, took 75-160
+    // ms less than calls, in the same process, that placed two 32 MiB pieces
+    // a device one after the other (docs/PERFORMANCE.md).
+    static constexpr int64_t kChunkFloats = int64_t(1) << 20;  // 4 MiB
+    static constexpr int kAhead = 4;
+    // The most threads of the team (one sends the chunks down, the others
+    // place them), twice a host copy's: late in the call the pieces come
+    // faster than 16 threads place them while the copy engines write the next
+    // ones into host memory. With each thread placing whole pieces, on four
+    // H100s behind 64 threads the last piece was placed 63-71 ms after the
+    // last panel with 32 threads, 88-98 with 16; on four H200s a team of 48
+    // left 30-76 ms against 25-28 with 32 (docs/PERFORMANCE.md).
     static constexpr int kMostScatterThreads = 2 * kMostHostCopyThreads;
 
 private:
-    struct Fetch {  // a piece on its way through scratch slot `slot` of its device
+    // A piece on its way: its columns go down in chunks, in order.
+    struct Active {
         FactorPiece piece;
-        int slot;
-        Event copied;  // after its download
+        int64_t arrival;        // order of add()
+        int64_t next_col = 0;   // its first column not yet sent down
+        int chunks_out = 0;     // sent down and not yet placed
+        bool final = false;     // its ready event has passed
+        Event begin = -1;       // on the copy queue, before its first chunk
+        Event end = -1;         // after its last chunk
+        double start = -1.0;    // host seconds: its first chunk landed
     };
-    static constexpr int kSlots = 2;
+    // Rows [r0, r0+rows) x local columns [c0, c0+cols) of `device`, sent
+    // down into the slot `from` (column-major, leading dimension rows).
+    struct Chunk {
+        Active* piece = nullptr;
+        int device = 0;
+        int64_t r0 = 0, rows = 0, c0 = 0, cols = 0;
+        const float* from = nullptr;
+        Event landed = -1;
+    };
+    // A landed chunk, for the placers: each places its share and counts it.
+    struct alignas(64) Landed {  // a cache line each: the placers count on it
+        Chunk chunk;
+        std::atomic<int> placed{0};
+    };
+    // What the team's threads share within one parallel region.
+    struct Team;
 
     void run();
     void collect();  // run()'s loop
-    // The next piece, if any: waits for one when `block` (or until closed).
-    bool next_piece(FactorPiece& piece, bool block);
-    int free_slot(int device) const;  // -1 if none
-    void fetch(const FactorPiece& piece, int slot);
-    void place_oldest();
-    void scatter(int d, const float* from, int64_t r0, int64_t rows, int64_t c0, int64_t cols);
+    // Moves every queued piece to its device's list; waits for one first
+    // when `block`. False when the call is cancelled.
+    bool take_queued(bool block);
+    // One parallel region: sends down, and places, the chunks of every piece
+    // that is final, until none is left or none is final.
+    void place_final_pieces();
+    void dispatch(Team& team);                 // the team's first thread
+    void place_landed(Team& team, int placer);  // the others
+    void retire_placed(Team& team);
+    int send_chunks(int d);                   // how many it sent
+    int publish_landed(Team& team, int d);    // how many it published
+    bool final_piece_waiting();  // of any device, not yet sent down
+    void place_share(const Chunk& c, int64_t begin, int64_t end) const;
 
     const std::vector<Device*>& devices_;
     const BlockingPlan& plan_;
     std::chrono::steady_clock::time_point t0_;
     float* a_;
     int64_t lda_;
-    int threads_;  // OpenMP threads of the scatter (the team of each piece)
+    int threads_;  // OpenMP threads of the team
 
     std::mutex mutex_;
     std::condition_variable added_;
@@ -107,11 +148,16 @@ private:
     std::atomic<bool> wrote_{false};
     std::exception_ptr error_;  // the thread's, read after join
 
-    // The thread's own state.
-    std::vector<std::vector<std::unique_ptr<HostBuffer>>> scratch_;  // [device][slot]
-    std::vector<std::vector<bool>> slot_busy_;
-    std::deque<Fetch> fetched_;
-    std::vector<int64_t> targets_;  // scatter(): the global column of each piece column
+    // The thread's own state, [device] where indexed so.
+    int64_t arrivals_ = 0;
+    std::vector<std::deque<Active>> pieces_;  // in order; references stay valid
+    std::vector<size_t> sending_;             // pieces_[d][sending_[d]] sends next
+    std::vector<std::vector<std::unique_ptr<HostBuffer>>> slots_;  // kAhead each
+    std::vector<int> slots_used_, next_slot_;
+    std::vector<std::deque<Chunk>> in_flight_;  // sent down, not yet published, in order
+    std::vector<Landed> landed_;                // a ring, in the order chunks were published
+    int64_t retired_ = 0;                       // of the region's landed chunks, placed and freed
+    std::vector<std::vector<int64_t>> global_column_;  // [device][local column]
     std::vector<DeviceSpan> spans_;
     std::vector<TimelineSpan> host_spans_;
 

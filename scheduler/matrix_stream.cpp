@@ -257,8 +257,9 @@ void MatrixStream::add_piece(const Piece& piece) {
 
 std::vector<MatrixStream::Piece> MatrixStream::split_piece(const Piece& piece) const {
     // In column chunks: one device's gather blocks the host thread that does
-    // it (this one, which must come back soon to issue the next step); the
-    // collector's scratch holds one of its pieces.
+    // it (this one, which must come back soon to issue the next step). The
+    // collector sends its pieces down in chunks of its own; each piece is a
+    // span of the timeline.
     const int64_t most = collector_ ? FactorCollector::kPieceFloats : kGatherFloats;
     const int64_t chunk = std::max<int64_t>(1, most / std::max<int64_t>(piece.rows, 1));
     std::vector<Piece> parts;
@@ -282,23 +283,14 @@ void MatrixStream::queue_part(const Piece& part) {
 
 void MatrixStream::rows_final(int64_t r0, int64_t rows, int step) {
     if (!stream_gathers_ || rows <= 0) return;
-    // The devices' parts in turn, one of each: the collector takes its parts
-    // in order, and each device's downloads then run beside the others' on
-    // its own link to the host (55 GB/s alone, 108 GB/s for two together on
-    // four H200s) instead of after them. At n = 65536 on two of them the last
-    // piece came 6-11 ms after the last panel, against 27-37 ms with one
-    // device's parts after another's (docs/PERFORMANCE.md).
-    std::vector<std::vector<Piece>> parts;
-    size_t most = 0;
+    // Every device's part: with several devices the collector sends each
+    // device's down beside the others', each on its own link to the host (55
+    // GB/s alone, 108 GB/s for two together on four H200s).
     for (int d = 0; d < static_cast<int>(ctx_.devices.size()); ++d) {
         const int64_t cols = ctx_.plan.local_begin(d, live_end_column());
         const Event ready = ctx_.devices[static_cast<size_t>(d)]->record(Queue::compute);
-        parts.push_back(cols > 0 ? split_piece({d, ready, r0, rows, 0, cols, step}) : std::vector<Piece>());
-        most = std::max(most, parts.back().size());
+        if (cols > 0) add_piece({d, ready, r0, rows, 0, cols, step});
     }
-    for (size_t i = 0; i < most; ++i)
-        for (const std::vector<Piece>& device_parts : parts)
-            if (i < device_parts.size()) queue_part(device_parts[i]);
 }
 
 void MatrixStream::copy_out_front() {
