@@ -74,9 +74,10 @@ public:
     static constexpr int64_t kPieceFloats = int64_t(8) << 20;  // 32 MiB
     // A chunk, and the chunks a device has on their way: a ring of kAhead
     // slots of kChunkFloats (or of one column, if longer). At n = 65536 on
-    // four H200s, calls with chunks of 2-8 MiB, 16 MiB a device, took 75-160
-    // ms less than calls, in the same process, that placed two 32 MiB pieces
-    // a device one after the other (docs/PERFORMANCE.md).
+    // four H200s, calls with chunks of 2-8 MiB, 12-16 MiB a device, took
+    // 75-160 ms less than calls, in the same process, that placed two 32 MiB
+    // pieces a device one after the other; 4 MiB in four slots took 1.23 s
+    // against their 1.34 (docs/PERFORMANCE.md).
     static constexpr int64_t kChunkFloats = int64_t(1) << 20;  // 4 MiB
     static constexpr int kAhead = 4;
     // The most threads of the team (one sends the chunks down, the others
