@@ -32,12 +32,13 @@ struct FactorCollector::Team {
     std::exception_ptr error;
 };
 
-FactorCollector::FactorCollector(const StepContext& ctx, float* a, int64_t lda)
+FactorCollector::FactorCollector(const StepContext& ctx, float* a, int64_t lda, int64_t chunk_floats)
     : devices_(ctx.devices),
       plan_(ctx.plan),
       t0_(ctx.t0),
       a_(a),
       lda_(lda),
+      chunk_floats_(std::max<int64_t>(1, chunk_floats)),
       // Half the host's threads, at most kMostScatterThreads: the scatter
       // reaches its rate with 16 of the two-H200 machine's 32 (the probe), and
       // the main thread keeps the rest.
@@ -64,7 +65,7 @@ FactorCollector::FactorCollector(const StepContext& ctx, float* a, int64_t lda)
                 global[static_cast<size_t>(local + c)] = plan_.block_begin(b) + c;
         }
         const int64_t slot = std::max<int64_t>(
-            1, std::min(std::max(kChunkFloats, plan_.rows()), plan_.rows() * local_cols));
+            1, std::min(std::max(chunk_floats_, plan_.rows()), plan_.rows() * local_cols));
         for (int i = 0; i < kAhead; ++i)
             slots_[d].push_back(std::make_unique<HostBuffer>(*devices_[d], slot));
     }
@@ -227,7 +228,7 @@ int FactorCollector::send_chunks(int d) {
         Active& piece = pieces_[i][sending_[i]];
         if (!piece.final && !(piece.final = dev.query(piece.piece.ready))) break;
         const FactorPiece& p = piece.piece;
-        const int64_t cols = std::min(std::max<int64_t>(1, kChunkFloats / std::max<int64_t>(p.rows, 1)),
+        const int64_t cols = std::min(std::max<int64_t>(1, chunk_floats_ / std::max<int64_t>(p.rows, 1)),
                                       p.cols - piece.next_col);
         if (piece.next_col == 0) {
             dev.wait(Queue::copy, p.ready);

@@ -49,8 +49,11 @@ struct FactorPiece {
 
 class FactorCollector {
 public:
-    // Starts the thread. ctx's devices, plan and t0 are read; nothing else of it.
-    FactorCollector(const StepContext& ctx, float* a, int64_t lda);
+    // Starts the thread. ctx's devices, plan and t0 are read; nothing else of
+    // it. Chunks hold at most chunk_floats floats, or one column (tests make
+    // them small, so that a few pieces go round the rings many times).
+    FactorCollector(const StepContext& ctx, float* a, int64_t lda,
+                    int64_t chunk_floats = kChunkFloats);
     // Stops the thread; pieces not yet copied are dropped (the call failed).
     // Chunks may still be on their way into the slots: the caller waits for
     // the devices' queues before the slots' memory is used again (LuSteps).
@@ -139,6 +142,7 @@ private:
     std::chrono::steady_clock::time_point t0_;
     float* a_;
     int64_t lda_;
+    int64_t chunk_floats_;
     int threads_;  // OpenMP threads of the team
 
     std::mutex mutex_;
