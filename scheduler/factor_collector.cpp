@@ -28,7 +28,8 @@ void pause_briefly() {
 struct FactorCollector::Team {
     std::atomic<int64_t> published{0};
     std::atomic<bool> over{false};
-    int placers = 0;  // the threads other than the first; 0: the first places too
+    int placers = 0;      // the threads other than the first; 0: the first places too
+    int64_t retired = 0;  // published chunks placed and their slots freed (the first thread's)
     std::exception_ptr error;
 };
 
@@ -150,7 +151,6 @@ bool FactorCollector::take_queued(bool block) {
 
 void FactorCollector::place_final_pieces() {
     Team team;
-    retired_ = 0;  // the ring's count starts again with each region's
 #pragma omp parallel num_threads(threads_)
     {
         // The team may be smaller than asked for: count it in the region.
@@ -167,9 +167,9 @@ void FactorCollector::place_final_pieces() {
 void FactorCollector::dispatch(Team& team) {
     try {
         for (unsigned round = 0;; ++round) {
-            const int64_t retired_before = retired_;
+            const int64_t retired_before = team.retired;
             if (team.placers == 0)  // a team of one: this thread places each landed chunk
-                for (int64_t i = retired_; i < team.published.load(std::memory_order_relaxed); ++i) {
+                for (int64_t i = team.retired; i < team.published.load(std::memory_order_relaxed); ++i) {
                     Landed& l = landed_[static_cast<size_t>(i % static_cast<int64_t>(landed_.size()))];
                     if (l.placed.load(std::memory_order_relaxed) == 0) {
                         place_share(l.chunk, 0, l.chunk.rows * l.chunk.cols);
@@ -182,7 +182,7 @@ void FactorCollector::dispatch(Team& team) {
             int moved = 0;
             for (int d = 0; d < static_cast<int>(devices_.size()); ++d)
                 moved += send_chunks(d) + publish_landed(team, d);
-            const bool all_placed = retired_ == team.published.load(std::memory_order_relaxed) &&
+            const bool all_placed = team.retired == team.published.load(std::memory_order_relaxed) &&
                                     std::all_of(in_flight_.begin(), in_flight_.end(),
                                                 [](const std::deque<Chunk>& q) { return q.empty(); });
             if (all_placed && !final_piece_waiting()) break;
@@ -190,7 +190,7 @@ void FactorCollector::dispatch(Team& team) {
             // Each question takes the device's locks, which the main thread
             // needs to issue the steps, and a chunk takes tens of microseconds
             // to land or be placed.
-            if (moved == 0 && retired_ == retired_before) pause_briefly();
+            if (moved == 0 && team.retired == retired_before) pause_briefly();
         }
     } catch (...) {
         team.error = std::current_exception();
@@ -202,21 +202,20 @@ void FactorCollector::retire_placed(Team& team) {
     const int64_t ring = static_cast<int64_t>(landed_.size());
     const int everyone = std::max(team.placers, 1);
     const int64_t published = team.published.load(std::memory_order_relaxed);
-    while (retired_ < published) {
-        const Landed& l = landed_[static_cast<size_t>(retired_ % ring)];
+    while (team.retired < published) {
+        const Landed& l = landed_[static_cast<size_t>(team.retired % ring)];
         if (l.placed.load(std::memory_order_acquire) != everyone) return;
         const size_t d = static_cast<size_t>(l.chunk.device);
         --slots_used_[d];  // slots are taken and freed in each device's order
         Active& piece = *l.chunk.piece;
         if (--piece.chunks_out == 0 && piece.next_col == piece.piece.cols) {
             // Its last chunk: a device's pieces are placed in order, so it is the first.
-            const double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
             spans_.push_back({piece.piece.device, Queue::copy, "gather", piece.piece.step, piece.begin, piece.end});
-            host_spans_.push_back({"gather", "gather", piece.piece.step, piece.start, now});
+            host_spans_.push_back({"gather", "gather", piece.piece.step, piece.start, host_seconds()});
             pieces_[d].pop_front();
             --sending_[d];
         }
-        ++retired_;
+        ++team.retired;
     }
 }
 
@@ -226,7 +225,7 @@ int FactorCollector::send_chunks(int d) {
     int sent = 0;
     while (slots_used_[i] < kAhead && sending_[i] < pieces_[i].size()) {
         Active& piece = pieces_[i][sending_[i]];
-        if (!piece.final && !(piece.final = dev.query(piece.piece.ready))) break;
+        if (!is_final(d, piece)) break;
         const FactorPiece& p = piece.piece;
         const int64_t cols = std::min(std::max<int64_t>(1, chunk_floats_ / std::max<int64_t>(p.rows, 1)),
                                       p.cols - piece.next_col);
@@ -261,8 +260,7 @@ int FactorCollector::publish_landed(Team& team, int d) {
         l.chunk = in_flight_[i].front();
         l.placed.store(0, std::memory_order_relaxed);
         in_flight_[i].pop_front();
-        if (l.chunk.piece->start < 0)
-            l.chunk.piece->start = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+        if (l.chunk.piece->start < 0) l.chunk.piece->start = host_seconds();
         if (!wrote_.load(std::memory_order_relaxed)) wrote_ = true;
         team.published.store(at + 1, std::memory_order_release);
         ++landed;
@@ -272,11 +270,19 @@ int FactorCollector::publish_landed(Team& team, int d) {
 
 bool FactorCollector::final_piece_waiting() {
     for (size_t d = 0; d < pieces_.size(); ++d)
-        if (sending_[d] < pieces_[d].size()) {
-            Active& piece = pieces_[d][sending_[d]];
-            if (piece.final || (piece.final = devices_[d]->query(piece.piece.ready))) return true;
-        }
+        if (sending_[d] < pieces_[d].size() && is_final(static_cast<int>(d), pieces_[d][sending_[d]]))
+            return true;
     return false;
+}
+
+bool FactorCollector::is_final(int d, Active& piece) {
+    // Asked of the device until it says so, then remembered.
+    if (!piece.final) piece.final = devices_[static_cast<size_t>(d)]->query(piece.piece.ready);
+    return piece.final;
+}
+
+double FactorCollector::host_seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
 }
 
 void FactorCollector::place_landed(Team& team, int placer) {

@@ -135,6 +135,8 @@ private:
     int send_chunks(int d);                   // how many it sent
     int publish_landed(Team& team, int d);    // how many it published
     bool final_piece_waiting();  // of any device, not yet sent down
+    bool is_final(int d, Active& piece);  // device d's piece: its ready event has passed
+    double host_seconds() const;          // since t0_, for the timeline
     void place_share(const Chunk& c, int64_t begin, int64_t end) const;
 
     const std::vector<Device*>& devices_;
@@ -161,7 +163,6 @@ private:
     std::vector<int> slots_used_, next_slot_;
     std::vector<std::deque<Chunk>> in_flight_;  // sent down, not yet published, in order
     std::vector<Landed> landed_;                // a ring, in the order chunks were published
-    int64_t retired_ = 0;                       // of the region's landed chunks, placed and freed
     std::vector<std::vector<int64_t>> global_column_;  // [device][local column]
     std::vector<DeviceSpan> spans_;
     std::vector<TimelineSpan> host_spans_;

@@ -7,41 +7,28 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
-#include <memory>
-#include <mutex>
+#include <algorithm>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "scheduler/blocking_plan.hpp"
-#include "scheduler/cpu_backend.hpp"
 #include "scheduler/factor_collector.hpp"
 #include "scheduler/gpu_backend.hpp"
 #include "scheduler/step_context.hpp"
+#include "src/backend.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::test {
 namespace {
 
-// The devices under test and, for CUDA, the lock that lends them.
-struct Devices {
-    std::vector<std::unique_ptr<Device>> owned;
-    std::unique_lock<std::mutex> lock;
-    std::vector<Device*> raw;
-};
-
-Devices make_devices(Backend backend, int count) {
-    Devices d;
-    if (backend == Backend::gpu) d.lock = gpu::lock_devices();
-    for (int i = 0; i < count; ++i) {
-        if (backend == Backend::gpu) {
-            d.raw.push_back(&gpu::kept_device(i, gpu::GpuSettings{}));
-        } else {
-            d.owned.push_back(make_host_device(i));
-            d.raw.push_back(d.owned.back().get());
-        }
-    }
-    return d;
+// `count` devices of `backend`: host devices made for the test, or the kept
+// CUDA devices under their lock.
+detail::BackendChoice devices_of(Backend backend, int count) {
+    detail::BackendChoice choice;
+    choice.backend = backend;
+    choice.num_devices = count;
+    return choice;
 }
 
 // OpenMP's thread count on this thread for one scope (the collector's team is
@@ -72,23 +59,24 @@ TEST_P(Collector, PlacesEveryPieceInItsColumns) {
     const auto [backend, count, threads, chunk_floats] = GetParam();
     const int64_t m = 37, n = 53;
     const BlockingPlan plan(m, n, 5, count);  // blocks of 5 columns, the last of 3, dealt cyclically
-    Devices devices = make_devices(backend, count);
+    const detail::DeviceLease lease(devices_of(backend, count));
+    std::vector<Device*> devices = lease.devices();
 
     // A(i, j) = 1 + i + m j, exact in floats; each device holds its blocks.
     std::vector<float> a(static_cast<size_t>(m * n));
     for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i + 1);
     for (int d = 0; d < count; ++d)
-        devices.raw[d]->allocate(m, plan.local_cols(d), plan.workspace_width(), plan.last_panel_width());
+        devices[d]->allocate(m, plan.local_cols(d), plan.workspace_width(), plan.last_panel_width());
     for (int64_t b = 0; b < plan.blocks(); ++b) {
         const int d = plan.owner(b);
-        devices.raw[d]->upload(Queue::copy, a.data() + plan.block_begin(b) * m, m, 0,
+        devices[d]->upload(Queue::copy, a.data() + plan.block_begin(b) * m, m, 0,
                                plan.local_begin(d, plan.block_begin(b)), m, plan.block_width(b));
     }
-    for (Device* device : devices.raw) device->synchronize();
+    for (Device* device : devices) device->synchronize();
 
     std::vector<float> out(a.size(), -1.0f);
     std::vector<DeviceSpan> spans;
-    StepContext ctx{devices.raw, plan, spans};
+    StepContext ctx{devices, plan, spans};
     int pieces = 0;
     {
         const OmpThreads scope(threads);
@@ -98,7 +86,7 @@ TEST_P(Collector, PlacesEveryPieceInItsColumns) {
             const int64_t rows = std::min<int64_t>(7, m - r0);
             for (int d = 0; d < count; ++d) {
                 const int64_t cols = plan.local_cols(d), split = cols / 3;
-                const Event ready = devices.raw[d]->record(Queue::compute);
+                const Event ready = devices[d]->record(Queue::compute);
                 for (const auto& [c0, width] : {std::pair<int64_t, int64_t>{0, split}, {split, cols - split}}) {
                     if (width == 0) continue;
                     collector.add({d, ready, r0, rows, c0, width, static_cast<int>(r0 / 7)});
@@ -121,12 +109,13 @@ TEST_P(Collector, PlacesEveryPieceInItsColumns) {
 TEST_P(Collector, FinishesWithNothingAdded) {
     const auto [backend, count, threads, chunk_floats] = GetParam();
     const BlockingPlan plan(20, 20, 4, count);
-    Devices devices = make_devices(backend, count);
+    const detail::DeviceLease lease(devices_of(backend, count));
+    std::vector<Device*> devices = lease.devices();
     for (int d = 0; d < count; ++d)
-        devices.raw[d]->allocate(20, plan.local_cols(d), plan.workspace_width(), plan.last_panel_width());
+        devices[d]->allocate(20, plan.local_cols(d), plan.workspace_width(), plan.last_panel_width());
     std::vector<float> out(400, -1.0f);
     std::vector<DeviceSpan> spans;
-    StepContext ctx{devices.raw, plan, spans};
+    StepContext ctx{devices, plan, spans};
     const OmpThreads scope(threads);
     FactorCollector collector(ctx, out.data(), 20, chunk_floats);
     collector.finish(ctx.spans, ctx.host_spans);
